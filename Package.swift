@@ -1,0 +1,61 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Tether",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "TetherCore", targets: ["TetherCore"]),
+        .library(name: "TetherSimulator", targets: ["TetherSimulator"]),
+        .executable(name: "tether", targets: ["tether"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // Platform-neutral core: UUIDs, GATT model, driver protocol, connection state machine,
+        // transports and framers.
+        .target(
+            name: "TetherCore",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        // The embedded default driver: a virtual radio hosting virtual peripherals.
+        .target(
+            name: "TetherSimulator",
+            dependencies: [
+                "TetherCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "tether",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherCoreTests",
+            dependencies: [
+                "TetherCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherSimulatorTests",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,17 @@
+/// What a connection reports to its observers (a UI binds to this stream).
+public enum ConnectionEvent: Sendable, Hashable {
+    /// The phase changed.
+    case phaseChanged(BLEPhase)
+    /// The connection is ready (first time, after `connect()`).
+    case connected(PeripheralID)
+    /// The connection is ready again after an automatic reconnection.
+    case reconnected(PeripheralID)
+    /// The link dropped unexpectedly.
+    case disconnected(PeripheralID, BLEError?)
+    /// A reconnection attempt will start after `delay`.
+    case reconnectScheduled(attempt: Int, delay: Duration)
+    /// A connection attempt or the connection failed for good; the phase is `idle`.
+    case failed(BLEError)
+    /// The radio's state changed.
+    case bluetoothStateChanged(CentralState)
+}

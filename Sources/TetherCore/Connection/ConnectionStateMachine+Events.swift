@@ -1,0 +1,274 @@
+import Foundation
+
+/// Driver events, routed here by the ``Central`` in the order the driver produced them.
+extension ConnectionStateMachine {
+    func handle(_ event: BLEDriverEvent) {
+        switch event {
+        case .connected:
+            didConnect()
+        case .failedToConnect(_, let error):
+            if case .connecting = state {
+                failAttempt(error.map { BLEError.from($0, otherwise: BLEError.connectionFailed) } ?? .connectionFailed("unknown"))
+            }
+        case .disconnected(_, let error, let isReconnecting):
+            didDisconnect(error: error, isReconnecting: isReconnecting)
+        case .servicesDiscovered(_, let found, let error):
+            didDiscoverServices(found, error: error)
+        case .characteristicsDiscovered(_, let service, let found, let error):
+            didDiscoverCharacteristics(found, for: service, error: error)
+        case .notificationStateUpdated(_, let path, _, let error):
+            didUpdateNotificationState(path, error: error)
+        case .valueUpdated(_, let path, let value, let error):
+            didUpdateValue(value, for: path, error: error)
+        case .writeCompleted(_, let path, let error):
+            didWrite(path, error: error)
+        case .readyToWriteWithoutResponse:
+            flowControlEpoch &+= 1
+            let waiters = flowControlWaiters
+            flowControlWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        case .rssiRead(_, let rssi, let error):
+            guard !pendingRSSI.isEmpty else { return }
+            let waiter = pendingRSSI.removeFirst()
+            if let error { waiter.resume(throwing: BLEError.from(error, otherwise: BLEError.readFailed)) } else { waiter.resume(returning: rssi) }
+        case .stateChanged(let newState):
+            centralStateChanged(newState)
+        case .discovered, .willRestoreState:
+            break
+        }
+    }
+
+    func centralStateChanged(_ newState: CentralState) {
+        let old = centralState
+        centralState = newState
+        guard old != newState else { return }
+        emit(.bluetoothStateChanged(newState))
+        bluetoothStateChangeHandler?(newState)
+        switch newState {
+        case .poweredOn:
+            bluetoothPoweredOnHandler?()
+            switch state {
+            case .waitingForBluetooth:
+                beginConnecting()
+            case .restoringState:
+                beginReconnect(attempt: 1, delay: nil)
+            case .idle where wantsConnection:
+                logger.info("Bluetooth is back; reconnecting")
+                beginReconnect(attempt: 1, delay: nil)
+            default:
+                break
+            }
+        case .unknown, .resetting:
+            break
+        case .poweredOff, .unauthorized, .unsupported:
+            switch state {
+            case .idle, .restoringState:
+                break
+            default:
+                // The OS drops every link without a disconnection callback; clean up here and
+                // keep `wantsConnection` so power-on brings the device back.
+                logger.warning("Bluetooth became \(newState); going idle")
+                let error = BLEError.bluetoothUnavailable(newState)
+                generation += 1
+                resetLink(error)
+                lastError = error
+                let wasConnected = isConnected
+                transition(to: .idle)
+                failWaiters(error)
+                if wasConnected {
+                    emit(.disconnected(peripheral, error))
+                    disconnectionHandler?(peripheral, error)
+                }
+                attemptKind = .initial
+                if newState != .poweredOff { wantsConnection = false }
+            }
+        }
+    }
+
+    func didConnect() {
+        switch state {
+        case .connecting, .autoReconnecting, .restoringState:
+            if case .autoReconnecting(let attempt, true, _) = state {
+                attemptKind = .reconnect(attempt: attempt)
+            }
+            let timer = makeTimer(after: configuration.discoveryTimeout, .discovery)
+            transition(to: .discoveringServices(timer: timer))
+            let driver = self.driver, peripheral = self.peripheral
+            let wanted = configuration.services.isEmpty ? nil : configuration.services
+            command { await driver.discoverServices(wanted, on: peripheral) }
+        case .idle, .disconnecting:
+            // A link we no longer want (late connect after a timeout or cancel): close it.
+            logger.debug("Closing an unwanted link")
+            let driver = self.driver, peripheral = self.peripheral
+            command { await driver.cancelConnection(peripheral) }
+        default:
+            logger.debug("Ignoring a duplicate connection event in \(phase.name)")
+        }
+    }
+
+    func didDisconnect(error: DriverError?, isReconnecting: Bool) {
+        let bleError = error.map { BLEError.from($0, otherwise: { BLEError.disconnected($0) }) }
+        switch state {
+        case .idle, .waitingForBluetooth, .restoringState:
+            return
+        case .disconnecting:
+            generation += 1
+            resetLink(.cancelled)
+            transition(to: .idle)
+            return
+        case .connecting:
+            // Some stacks report a failed connect as a disconnection.
+            failAttempt(bleError ?? .connectionFailed("disconnected while connecting"))
+            return
+        case .autoReconnecting(let attempt, true, _) where !isReconnecting:
+            logger.warning("The OS stopped reconnecting; falling back to the reconnect policy")
+            scheduleReconnect(after: attempt - 1, lastError: bleError)
+            return
+        case .autoReconnecting:
+            return
+        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete:
+            if case .initial = attemptKind {
+                failAttempt(bleError ?? .disconnected(nil))
+                return
+            }
+            generation += 1
+            resetLink(bleError ?? .disconnected(nil))
+            continueReconnecting(error: bleError, isReconnecting: isReconnecting)
+        case .connected:
+            logger.warning("Link lost", metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "osReconnecting": "\(isReconnecting)"])
+            generation += 1
+            resetLink(bleError ?? .disconnected(nil))
+            lastError = bleError
+            emit(.disconnected(peripheral, bleError))
+            disconnectionHandler?(peripheral, bleError)
+            continueReconnecting(error: bleError, isReconnecting: isReconnecting, firstDrop: true)
+        }
+    }
+
+    private func continueReconnecting(error: BLEError?, isReconnecting: Bool, firstDrop: Bool = false) {
+        guard wantsConnection else {
+            transition(to: .idle)
+            return
+        }
+        let previous: Int
+        if case .reconnect(let attempt) = attemptKind, !firstDrop { previous = attempt } else { previous = 0 }
+        if isReconnecting, configuration.reconnectPolicy.useOSAutoReconnect {
+            attemptKind = .reconnect(attempt: previous + 1)
+            transition(to: .autoReconnecting(attempt: previous + 1, osManaged: true, timer: nil))
+            autoReconnectingHandler?(peripheral)
+            return
+        }
+        if previous == 0 { autoReconnectingHandler?(peripheral) }
+        if configuration.reconnectPolicy.delay(beforeAttempt: previous + 1) == nil {
+            // No policy: the drop is final.
+            attemptKind = .initial
+            finishDropped(error)
+            return
+        }
+        scheduleReconnect(after: previous, lastError: error)
+    }
+
+    private func finishDropped(_ error: BLEError?) {
+        lastError = error
+        transition(to: .idle)
+        wantsConnection = false
+        for key in notificationBroadcasters.keys { notificationBroadcasters[key]?.finish() }
+        notificationBroadcasters.removeAll()
+    }
+
+    func didDiscoverServices(_ found: [GATTService], error: DriverError?) {
+        guard case .discoveringServices(let timer) = state else { return }
+        if let error {
+            failAttempt(BLEError.from(error, otherwise: BLEError.connectionFailed))
+            return
+        }
+        services = found
+        let foundUUIDs = Set(found.map(\.uuid))
+        if let missing = configuration.services.first(where: { !foundUUIDs.contains($0) }) {
+            logger.error("Required service missing", metadata: ["service": "\(missing)"])
+            failAttempt(.serviceNotFound(missing))
+            return
+        }
+        let toQuery = configuration.services.isEmpty ? found.map(\.uuid) : configuration.services
+        if toQuery.isEmpty {
+            afterCharacteristicDiscovery(timer: timer)
+            return
+        }
+        transition(to: .discoveringCharacteristics(timer: timer, pending: Set(toQuery)))
+        let driver = self.driver, peripheral = self.peripheral
+        command {
+            for service in toQuery {
+                await driver.discoverCharacteristics(nil, for: service, on: peripheral)
+            }
+        }
+    }
+
+    func didDiscoverCharacteristics(_ found: [GATTCharacteristic], for service: BluetoothUUID, error: DriverError?) {
+        guard case .discoveringCharacteristics(let timer, var pending) = state else { return }
+        if let error {
+            failAttempt(BLEError.from(error, otherwise: BLEError.connectionFailed))
+            return
+        }
+        for characteristic in found { characteristics[characteristic.path] = characteristic }
+        pending.remove(service)
+        if pending.isEmpty {
+            afterCharacteristicDiscovery(timer: timer)
+        } else {
+            state = .discoveringCharacteristics(timer: timer, pending: pending)
+        }
+    }
+
+    private func afterCharacteristicDiscovery(timer: Task<Void, Never>) {
+        let required = configuration.requiredCharacteristics + configuration.notifyCharacteristics
+        if let missing = required.first(where: { characteristics[$0] == nil }) {
+            logger.error("Required characteristic missing", metadata: ["characteristic": "\(missing)"])
+            failAttempt(.characteristicNotFound(missing.characteristic))
+            return
+        }
+        let toSubscribe = configuration.notifyCharacteristics
+        if toSubscribe.isEmpty {
+            linkBecameReady()
+            return
+        }
+        transition(to: .subscribingToNotifications(timer: timer, pending: Set(toSubscribe)))
+        let driver = self.driver, peripheral = self.peripheral
+        command {
+            for path in toSubscribe { await driver.setNotifyValue(true, for: path, on: peripheral) }
+        }
+    }
+
+    func didUpdateNotificationState(_ path: CharacteristicPath, error: DriverError?) {
+        guard case .subscribingToNotifications(let timer, var pending) = state else { return }
+        if let error {
+            failAttempt(BLEError.from(error, otherwise: BLEError.subscriptionFailed))
+            return
+        }
+        pending.remove(path)
+        if pending.isEmpty {
+            linkBecameReady()
+        } else {
+            state = .subscribingToNotifications(timer: timer, pending: pending)
+        }
+    }
+
+    func didUpdateValue(_ value: Data, for path: CharacteristicPath, error: DriverError?) {
+        if let request = pendingRequest, request.kind == .read, request.path == path {
+            completeRequest(request.token, with: error.map { .failure(BLEError.from($0, otherwise: BLEError.readFailed)) } ?? .success(value))
+            return
+        }
+        guard error == nil else {
+            logger.warning("Notification error", metadata: ["characteristic": "\(path)", "error": "\(error!)"])
+            return
+        }
+        notificationBroadcasters[path]?.yield(value, logger: logger)
+    }
+
+    func didWrite(_ path: CharacteristicPath, error: DriverError?) {
+        guard let request = pendingRequest, request.kind == .write, request.path == path else {
+            // A late acknowledgement for a write that already timed out.
+            logger.debug("Ignoring an unmatched write acknowledgement", metadata: ["characteristic": "\(path)"])
+            return
+        }
+        completeRequest(request.token, with: error.map { .failure(BLEError.from($0, otherwise: BLEError.writeFailed)) } ?? .success(Data()))
+    }
+}

@@ -1,0 +1,463 @@
+import Foundation
+import Logging
+
+/// One peripheral's connection: explicit phases, timeouts, a FIFO write queue, reconnection
+/// and per-characteristic notification streams, over any ``BLEDriver``.
+///
+/// Create one with ``Central/connection(to:configuration:)``. All time comes from the clock the
+/// ``Central`` was given, so tests drive timeouts and backoff deterministically.
+public actor ConnectionStateMachine {
+    /// The peripheral this machine connects to.
+    public nonisolated let peripheral: PeripheralID
+    /// The configuration it was created with.
+    public nonisolated let configuration: ConnectionConfiguration
+
+    let driver: any BLEDriver
+    let clock: any Clock<Duration>
+    let logger: Logger
+
+    // MARK: Phase and its resources
+
+    /// A phase with the resources it owns; `transition(to:)` releases what the next phase does
+    /// not take over.
+    enum PhaseState {
+        case idle
+        case waitingForBluetooth(timer: Task<Void, Never>)
+        case connecting(timer: Task<Void, Never>)
+        case discoveringServices(timer: Task<Void, Never>)
+        case discoveringCharacteristics(timer: Task<Void, Never>, pending: Set<BluetoothUUID>)
+        case subscribingToNotifications(timer: Task<Void, Never>, pending: Set<CharacteristicPath>)
+        case discoveryComplete
+        case connected
+        case autoReconnecting(attempt: Int, osManaged: Bool, timer: Task<Void, Never>?)
+        case restoringState
+        case disconnecting(timer: Task<Void, Never>, waiters: [CheckedContinuation<Void, Never>])
+
+        var timer: Task<Void, Never>? {
+            switch self {
+            case .waitingForBluetooth(let t), .connecting(let t), .discoveringServices(let t),
+                 .discoveringCharacteristics(let t, _), .subscribingToNotifications(let t, _),
+                 .disconnecting(let t, _):
+                return t
+            case .autoReconnecting(_, _, let t):
+                return t
+            case .idle, .discoveryComplete, .connected, .restoringState:
+                return nil
+            }
+        }
+    }
+
+    /// Why the current connection attempt was started; decides what a failure does.
+    enum AttemptKind: Equatable {
+        /// `connect()` was called: a failure goes idle and throws to the caller.
+        case initial
+        /// Reconnecting after a drop: a failure schedules the next attempt.
+        case reconnect(attempt: Int)
+    }
+
+    var state: PhaseState = .idle
+    var attemptKind: AttemptKind = .initial
+    /// Bumped whenever a link attempt starts or ends, so late timers and late events from an
+    /// old link cannot act on a new one.
+    var generation = 0
+    var centralState: CentralState
+    /// The user wants to be connected (set by `connect()`, cleared by `disconnect()`); lets a
+    /// Bluetooth power cycle bring the connection back.
+    var wantsConnection = false
+    var connectWaiters: [CheckedContinuation<Void, Error>] = []
+    var characteristics: [CharacteristicPath: GATTCharacteristic] = [:]
+    var services: [GATTService] = []
+    var everConnected = false
+    /// The error that ended the last attempt or link, if any.
+    public internal(set) var lastError: BLEError?
+
+    // MARK: Operation queue (writes, reads)
+
+    var operationInProgress = false
+    var operationWaiters: [CheckedContinuation<Void, Never>] = []
+    var pendingRequest: PendingRequest?
+    var flowControlWaiters: [CheckedContinuation<Void, Error>] = []
+    var pendingRSSI: [CheckedContinuation<Int, Error>] = []
+
+    /// The one outstanding ATT request (writes and reads are serialized).
+    struct PendingRequest {
+        enum Kind { case write, read }
+        let kind: Kind
+        let path: CharacteristicPath
+        let token: Int
+        let continuation: CheckedContinuation<Data, Error>
+        let timer: Task<Void, Never>
+    }
+    var nextToken = 0
+    /// Counts readiness events so a wait cannot miss one that arrived during the driver query.
+    var flowControlEpoch = 0
+    /// Driver commands issued from synchronous handlers run in order through this queue.
+    let commands: AsyncStream<@Sendable () async -> Void>.Continuation
+
+    // MARK: Observers
+
+    var notificationBroadcasters: [CharacteristicPath: Broadcaster<Data>] = [:]
+    var eventBroadcaster = Broadcaster<ConnectionEvent>(bufferSize: 256)
+    var disconnectionHandler: (@Sendable (PeripheralID, BLEError?) -> Void)?
+    var reconnectionHandler: (@Sendable (PeripheralID) -> Void)?
+    var autoReconnectingHandler: (@Sendable (PeripheralID) -> Void)?
+    var bluetoothStateChangeHandler: (@Sendable (CentralState) -> Void)?
+    var bluetoothPoweredOnHandler: (@Sendable () -> Void)?
+
+    init(
+        peripheral: PeripheralID,
+        configuration: ConnectionConfiguration,
+        driver: any BLEDriver,
+        clock: any Clock<Duration>,
+        centralState: CentralState,
+        logger: Logger
+    ) {
+        self.peripheral = peripheral
+        self.configuration = configuration
+        self.driver = driver
+        self.clock = clock
+        self.centralState = centralState
+        var logger = logger
+        logger[metadataKey: "peripheral"] = "\(peripheral)"
+        self.logger = logger
+        let (stream, continuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
+        self.commands = continuation
+        Task {
+            for await command in stream { await command() }
+        }
+    }
+
+    deinit {
+        commands.finish()
+    }
+
+    /// Queues a driver command behind the ones issued before it.
+    func command(_ operation: @escaping @Sendable () async -> Void) {
+        commands.yield(operation)
+    }
+
+    // MARK: Public state
+
+    /// The current phase.
+    public var phase: BLEPhase {
+        switch state {
+        case .idle: .idle
+        case .waitingForBluetooth: .waitingForBluetooth
+        case .connecting: .connecting(peripheral)
+        case .discoveringServices: .discoveringServices(peripheral)
+        case .discoveringCharacteristics: .discoveringCharacteristics(peripheral)
+        case .subscribingToNotifications: .subscribingToNotifications(peripheral)
+        case .discoveryComplete: .discoveryComplete(peripheral)
+        case .connected: .connected(peripheral)
+        case .autoReconnecting: .autoReconnecting(peripheral)
+        case .restoringState: .restoringState(peripheral)
+        case .disconnecting: .disconnecting(peripheral)
+        }
+    }
+
+    /// True when reads, writes and notifications can flow.
+    public var isConnected: Bool { phase.isConnected }
+
+    /// The services found at the last discovery.
+    public var discoveredServices: [GATTService] { services }
+
+    /// The characteristics found at the last discovery.
+    public var discoveredCharacteristics: [GATTCharacteristic] {
+        characteristics.values.sorted { ($0.path.service, $0.path.characteristic) < ($1.path.service, $1.path.characteristic) }
+    }
+
+    /// A stream of phase changes, connections, drops and failures. Subscribe before `connect()`
+    /// to see every step.
+    public func events() -> AsyncStream<ConnectionEvent> {
+        eventBroadcaster.subscribe { [weak self] token in
+            Task { await self?.removeEventSubscriber(token) }
+        }
+    }
+
+    private func removeEventSubscriber(_ token: Int) { eventBroadcaster.remove(token) }
+
+    // MARK: Handlers (the transport guide's hooks)
+
+    /// Called when the link drops unexpectedly.
+    public func setDisconnectionHandler(_ handler: @escaping @Sendable (PeripheralID, BLEError?) -> Void) {
+        disconnectionHandler = handler
+    }
+
+    /// Called when an automatic reconnection has completed (notification streams keep flowing).
+    public func setReconnectionHandler(_ handler: @escaping @Sendable (PeripheralID) -> Void) {
+        reconnectionHandler = handler
+    }
+
+    /// Called when the link dropped and automatic reconnection begins.
+    public func setAutoReconnectingHandler(_ handler: @escaping @Sendable (PeripheralID) -> Void) {
+        autoReconnectingHandler = handler
+    }
+
+    /// Called on every Bluetooth state change.
+    public func setBluetoothStateChangeHandler(_ handler: @escaping @Sendable (CentralState) -> Void) {
+        bluetoothStateChangeHandler = handler
+    }
+
+    /// Called when Bluetooth powers on.
+    public func setBluetoothPoweredOnHandler(_ handler: @escaping @Sendable () -> Void) {
+        bluetoothPoweredOnHandler = handler
+    }
+
+    // MARK: Connect and disconnect
+
+    /// Connects, discovers, subscribes, and returns once the connection is ready.
+    ///
+    /// Joins an attempt already under way. Throws ``BLEError`` (`connectionTimeout`,
+    /// `serviceNotFound`, `characteristicNotFound`, `pairingFailed`, `bluetoothUnavailable`, ...).
+    public func connect() async throws {
+        switch state {
+        case .connected:
+            return
+        case .idle:
+            wantsConnection = true
+            attemptKind = .initial
+            lastError = nil
+            try await withCheckedThrowingContinuation { continuation in
+                connectWaiters.append(continuation)
+                startAttempt()
+            }
+        case .disconnecting:
+            throw BLEError.cancelled
+        default:
+            wantsConnection = true
+            try await withCheckedThrowingContinuation { connectWaiters.append($0) }
+        }
+    }
+
+    /// Disconnects and stops any reconnection. Pending operations fail with `cancelled`;
+    /// notification streams end.
+    public func disconnect() async {
+        wantsConnection = false
+        failWaiters(.cancelled)
+        failOperations(.cancelled)
+        switch state {
+        case .idle:
+            break
+        case .disconnecting:
+            await withCheckedContinuation { continuation in
+                if case .disconnecting(let timer, let waiters) = state {
+                    state = .disconnecting(timer: timer, waiters: waiters + [continuation])
+                } else {
+                    continuation.resume()
+                }
+            }
+        case .waitingForBluetooth, .restoringState:
+            transition(to: .idle)
+        case .autoReconnecting, .connecting, .discoveringServices, .discoveringCharacteristics,
+             .subscribingToNotifications, .discoveryComplete, .connected:
+            generation += 1
+            // The driver confirms with a disconnection event; don't wait forever if it never does.
+            let timer = makeTimer(after: .seconds(2), .disconnect)
+            let driver = self.driver, peripheral = self.peripheral
+            await withCheckedContinuation { continuation in
+                transition(to: .disconnecting(timer: timer, waiters: [continuation]))
+                command { await driver.cancelConnection(peripheral) }
+            }
+        }
+        for key in notificationBroadcasters.keys { notificationBroadcasters[key]?.finish() }
+        notificationBroadcasters.removeAll()
+    }
+
+    /// Starts reconnecting to a peripheral the OS handed back at relaunch (state restoration).
+    public func restore() {
+        guard case .idle = state else { return }
+        wantsConnection = true
+        transition(to: .restoringState)
+        if centralState == .poweredOn { beginReconnect(attempt: 1, delay: nil) }
+    }
+
+    // MARK: Attempts
+
+    func startAttempt() {
+        generation += 1
+        switch centralState {
+        case .poweredOn:
+            beginConnecting()
+        case .unknown, .resetting:
+            transition(to: .waitingForBluetooth(timer: makeTimer(after: configuration.connectionTimeout, .connect)))
+        case .poweredOff, .unauthorized, .unsupported:
+            failAttempt(.bluetoothUnavailable(centralState))
+        }
+    }
+
+    func beginConnecting() {
+        transition(to: .connecting(timer: makeTimer(after: configuration.connectionTimeout, .connect)))
+        let options = ConnectOptions(
+            enableAutoReconnect: configuration.reconnectPolicy.useOSAutoReconnect && driver.supportsAutoReconnect)
+        let driver = self.driver, peripheral = self.peripheral
+        command { await driver.connect(peripheral, options: options) }
+    }
+
+    /// Ends the current attempt with `error`: an initial attempt goes idle and throws, a
+    /// reconnection schedules the next try.
+    func failAttempt(_ error: BLEError) {
+        logger.warning("Connection attempt failed", metadata: ["error": "\(error)"])
+        let linkMayBeUp: Bool
+        switch state {
+        case .idle, .waitingForBluetooth, .restoringState: linkMayBeUp = false
+        default: linkMayBeUp = true
+        }
+        generation += 1
+        if linkMayBeUp {
+            let driver = self.driver, peripheral = self.peripheral
+            command { await driver.cancelConnection(peripheral) }
+        }
+        resetLink()
+        if case .reconnect(let attempt) = attemptKind, wantsConnection,
+           !isTerminal(error) {
+            scheduleReconnect(after: attempt, lastError: error)
+            return
+        }
+        finishFailed(error)
+    }
+
+    /// Errors that no amount of retrying fixes without the user.
+    func isTerminal(_ error: BLEError) -> Bool {
+        switch error {
+        case .bluetoothUnavailable(.unauthorized), .bluetoothUnavailable(.unsupported): true
+        default: false
+        }
+    }
+
+    func finishFailed(_ error: BLEError) {
+        lastError = error
+        transition(to: .idle)
+        failWaiters(error)
+        emit(.failed(error))
+        if case .reconnect = attemptKind {
+            // Nobody will reconnect this link now: end the streams so consumers learn it.
+            for key in notificationBroadcasters.keys { notificationBroadcasters[key]?.finish() }
+            notificationBroadcasters.removeAll()
+        }
+        wantsConnection = false
+        attemptKind = .initial
+    }
+
+    func scheduleReconnect(after attempt: Int, lastError: BLEError?) {
+        let next = attempt + 1
+        guard let delay = configuration.reconnectPolicy.delay(beforeAttempt: next) else {
+            logger.error("Reconnection gave up", metadata: ["attempts": "\(attempt)"])
+            attemptKind = .reconnect(attempt: attempt)
+            finishFailed(attempt == 0 ? (lastError ?? .disconnected(nil)) : .reconnectFailed(attempts: attempt))
+            return
+        }
+        beginReconnect(attempt: next, delay: delay)
+    }
+
+    func beginReconnect(attempt: Int, delay: Duration?) {
+        attemptKind = .reconnect(attempt: attempt)
+        generation += 1
+        if let delay {
+            emit(.reconnectScheduled(attempt: attempt, delay: delay))
+            logger.info("Reconnecting", metadata: ["attempt": "\(attempt)", "delay": "\(delay)"])
+            transition(to: .autoReconnecting(attempt: attempt, osManaged: false, timer: makeTimer(after: delay, .backoff)))
+        } else {
+            transition(to: .autoReconnecting(attempt: attempt, osManaged: false, timer: nil))
+            beginConnecting()
+        }
+    }
+
+    func linkBecameReady() {
+        transition(to: .discoveryComplete)
+        transition(to: .connected)
+        let wasReconnect: Bool
+        if case .reconnect = attemptKind { wasReconnect = true } else { wasReconnect = false }
+        attemptKind = .initial
+        lastError = nil
+        let waiters = connectWaiters
+        connectWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+        if wasReconnect || everConnected {
+            logger.info("Reconnected")
+            emit(.reconnected(peripheral))
+            reconnectionHandler?(peripheral)
+        } else {
+            logger.info("Connected")
+            emit(.connected(peripheral))
+        }
+        everConnected = true
+    }
+
+    // MARK: Transitions
+
+    func transition(to next: PhaseState) {
+        let old = state
+        if let timer = old.timer, timer != next.timer { timer.cancel() }
+        if case .disconnecting(_, let waiters) = old, !isDisconnecting(next) {
+            for waiter in waiters { waiter.resume() }
+        }
+        state = next
+        let oldPhase = project(old), newPhase = phase
+        if oldPhase != newPhase {
+            logger.debug("Phase \(oldPhase.name) → \(newPhase.name)")
+            emit(.phaseChanged(newPhase))
+        }
+    }
+
+    private func isDisconnecting(_ state: PhaseState) -> Bool {
+        if case .disconnecting = state { return true }
+        return false
+    }
+
+    private func project(_ s: PhaseState) -> BLEPhase {
+        let saved = state
+        state = s
+        defer { state = saved }
+        return phase
+    }
+
+    func emit(_ event: ConnectionEvent) {
+        eventBroadcaster.yield(event, logger: logger)
+    }
+
+    func failWaiters(_ error: BLEError) {
+        let waiters = connectWaiters
+        connectWaiters.removeAll()
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    /// Drops what belonged to the link that just went away.
+    func resetLink(_ error: BLEError = .disconnected(nil)) {
+        characteristics.removeAll()
+        services.removeAll()
+        failOperations(error)
+    }
+
+    // MARK: Timers
+
+    enum TimerKind { case connect, discovery, backoff, disconnect }
+
+    func makeTimer(after delay: Duration, _ kind: TimerKind) -> Task<Void, Never> {
+        let generation = self.generation
+        let clock = self.clock
+        return Task { [weak self] in
+            do { try await clock.sleep(for: delay) } catch { return }
+            await self?.timerFired(kind, generation: generation)
+        }
+    }
+
+    func timerFired(_ kind: TimerKind, generation: Int) {
+        guard generation == self.generation else { return }
+        switch (kind, state) {
+        case (.connect, .waitingForBluetooth), (.connect, .connecting):
+            logger.warning("Connection timed out")
+            failAttempt(.connectionTimeout)
+        case (.discovery, .discoveringServices), (.discovery, .discoveringCharacteristics),
+             (.discovery, .subscribingToNotifications):
+            logger.warning("Discovery timed out")
+            failAttempt(.connectionTimeout)
+        case (.backoff, .autoReconnecting):
+            beginConnecting()
+        case (.disconnect, .disconnecting):
+            logger.warning("No disconnection event from the driver; going idle anyway")
+            transition(to: .idle)
+        default:
+            break
+        }
+    }
+}

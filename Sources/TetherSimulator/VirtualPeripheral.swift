@@ -1,0 +1,74 @@
+import Foundation
+import TetherCore
+
+/// A peripheral in the virtual world: what it advertises, where it is, its GATT database and
+/// the behaviour (firmware) behind it.
+@SimulationActor
+public final class VirtualPeripheral {
+    /// Its identifier.
+    public nonisolated let id: PeripheralID
+    /// Its GAP name.
+    public var name: String?
+    /// What it advertises.
+    public var advertisement: AdvertisementData
+    /// Its GATT database.
+    public private(set) var services: [ServiceDefinition]
+    /// The firmware.
+    public nonisolated let behavior: (any PeripheralBehavior)?
+    /// Distance from the central in metres (drives RSSI).
+    public var distance: Double
+    /// False when out of range: invisible to scans, and links time out.
+    public var isInRange = true
+    /// Time between advertisements.
+    public var advertisingInterval: Duration
+    /// How links to it behave.
+    public var linkParameters: LinkParameters
+    /// When true, connection requests are never answered (fault injection).
+    public var ignoresConnections = false
+    /// Keeps advertising while connected (most peripherals stop).
+    public var advertisesWhileConnected = false
+
+    /// Creates a virtual peripheral.
+    public nonisolated init(
+        id: PeripheralID = PeripheralID(UUID()),
+        name: String?,
+        advertisement: AdvertisementData,
+        services: [ServiceDefinition],
+        behavior: (any PeripheralBehavior)? = nil,
+        distance: Double = 1.5,
+        advertisingInterval: Duration = .milliseconds(100),
+        linkParameters: LinkParameters = LinkParameters()
+    ) {
+        self.id = id
+        self.name = name
+        self.advertisement = advertisement
+        self.services = services
+        self.behavior = behavior
+        self.distance = distance
+        self.advertisingInterval = advertisingInterval
+        self.linkParameters = linkParameters
+    }
+
+    /// The definition of one characteristic, if the database has it.
+    public func characteristic(_ path: CharacteristicPath) -> CharacteristicDefinition? {
+        services.first { $0.uuid == path.service }?.characteristics.first { $0.uuid == path.characteristic }
+    }
+
+    /// Replaces the value reads return.
+    public func setValue(_ value: Data, for path: CharacteristicPath) {
+        guard let s = services.firstIndex(where: { $0.uuid == path.service }),
+              let c = services[s].characteristics.firstIndex(where: { $0.uuid == path.characteristic }) else { return }
+        services[s].characteristics[c].value = value
+    }
+
+    /// Removes a service from the database (fault injection: "missing service").
+    public func removeService(_ uuid: BluetoothUUID) {
+        services.removeAll { $0.uuid == uuid }
+    }
+
+    /// Removes a characteristic from the database (fault injection: "missing characteristic").
+    public func removeCharacteristic(_ path: CharacteristicPath) {
+        guard let s = services.firstIndex(where: { $0.uuid == path.service }) else { return }
+        services[s].characteristics.removeAll { $0.uuid == path.characteristic }
+    }
+}

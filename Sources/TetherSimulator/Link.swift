@@ -3,6 +3,8 @@ import TetherCore
 
 /// Traffic counters of a virtual peripheral's links, for benchmarks and tests.
 public struct LinkStatistics: Sendable, Equatable {
+    /// Empty counters.
+    public init() {}
     /// Payload bytes delivered to the peripheral by writes without response.
     public var bytesWithoutResponse = 0
     /// Payload bytes delivered to the peripheral by writes with response.

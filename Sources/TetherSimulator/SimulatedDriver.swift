@@ -68,7 +68,7 @@ public final class SimulatedDriver: BLEDriver {
     /// Puts an event straight onto the event stream, bypassing the link model (for measuring
     /// the software path from driver event to consumer).
     @SimulationActor
-    public func inject(_ event: BLEDriverEvent) {
-        radio.emit(event)
+    public func inject(_ event: BLEDriverEvent, count: Int = 1) {
+        for _ in 0..<count { radio.emit(event) }
     }
 }

@@ -87,6 +87,9 @@ public final class VirtualRadio {
         peripherals.first { $0.id == id }
     }
 
+    /// Zeroes the traffic counters.
+    public func resetStatistics() { statistics.removeAll() }
+
     /// The context handed to a peripheral's behaviour.
     public func context(for id: PeripheralID) -> PeripheralContext? { contexts[id] }
 

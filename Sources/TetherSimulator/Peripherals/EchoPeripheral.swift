@@ -21,8 +21,10 @@ public final class EchoPeripheral: PeripheralBehavior {
     /// When false, writes are only counted (for throughput runs).
     public var echoes = true
 
-    /// Creates the behaviour.
-    public nonisolated init() {}
+    /// Creates the behaviour; with `echoes` false it only counts what it receives.
+    public nonisolated init(echoes: Bool = true) {
+        self.echoes = echoes
+    }
 
     /// A virtual peripheral running this behaviour.
     public nonisolated static func makePeripheral(

@@ -1,0 +1,150 @@
+import ArgumentParser
+import Clocks
+import Foundation
+import TetherCore
+import TetherSimulator
+
+/// `tether bench`: figures for the framer, the notification path and the modelled link.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure framer throughput, per-notification cost and link efficiency.",
+        discussion: "Build with -c release for meaningful figures. Link efficiency runs in virtual time on a test clock.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "One JSON object per figure and line: {\"name\",\"value\",\"unit\"}.")
+    var json = false
+
+    @Option(help: "Megabytes fed to the newline framer.")
+    var megabytes = 64
+
+    @Option(help: "Notifications pushed through the driver-to-consumer path.")
+    var notifications = 200_000
+
+    func run() async throws {
+        do {
+            report("newline_framer_throughput", try framerThroughput(), "MB/s")
+            report("notification_cost", try await notificationCost(), "us/notification")
+            for mtu in [23, 185, 247] {
+                let (withoutResponse, withResponse) = try await linkEfficiency(mtu: mtu)
+                report("write_without_response_efficiency_mtu\(mtu)", withoutResponse, "fraction_of_capacity")
+                report("write_with_response_efficiency_mtu\(mtu)", withResponse, "fraction_of_bound")
+            }
+        } catch {
+            throw CLIError.from(error)
+        }
+    }
+
+    private func report(_ name: String, _ value: Double, _ unit: String) {
+        if json {
+            struct Figure: Encodable { let name: String; let value: Double; let unit: String }
+            print((try? jsonLine(Figure(name: name, value: (value * 1000).rounded() / 1000, unit: unit))) ?? "")
+        } else {
+            print(pad(name, 44) + String(format: "%12.3f  ", value) + unit)
+        }
+        flushOutput()
+    }
+
+    /// Lines of ~20 bytes with CRLF, fed in 244-byte chunks (a 247-MTU notification's payload).
+    private func framerThroughput() throws -> Double {
+        var text = Data()
+        var n = 0
+        while text.count < 1 << 20 {
+            text.append(contentsOf: Array("R:\(n % 8_388_607),\(n)\r\n".utf8))
+            n += 1
+        }
+        let chunks = stride(from: 0, to: text.count, by: 244).map { text[$0..<min($0 + 244, text.count)] }.map { Data($0) }
+        var framer = NewlineFramer()
+        var lines = 0
+        let start = ContinuousClock.now
+        for _ in 0..<megabytes {
+            for chunk in chunks { lines += framer.push(chunk).count }
+        }
+        let elapsed = (ContinuousClock.now - start).seconds
+        guard lines > 0 else { throw CLIError("the framer produced no lines") }
+        return Double(megabytes * text.count) / 1_000_000 / elapsed
+    }
+
+    /// Wall time per notification from the driver's event stream to a stream consumer.
+    private func notificationCost() async throws -> Double {
+        let radio = await SimulatedWorld.makeDefault(clock: ContinuousClock())
+        let driver = await SimulatedDriver(radio: radio)
+        let central = Central(driver: driver)
+        let id = SimulatedWorld.IDs.echo
+        let connection = await central.connection(to: id, configuration: ConnectionConfiguration(
+            services: [EchoPeripheral.service], notifyCharacteristics: [EchoPeripheral.output],
+            notificationBufferSize: notifications))
+        try await connection.connect()
+        let stream = await connection.notifications(for: EchoPeripheral.output)
+        let total = notifications
+        let consumer = Task { () -> Int in
+            var count = 0
+            for await _ in stream {
+                count += 1
+                if count == total { break }
+            }
+            return count
+        }
+        let payload = Data(repeating: 0x42, count: 20)
+        let start = ContinuousClock.now
+        var sent = 0
+        while sent < total {
+            let batch = min(1024, total - sent)
+            await driver.inject(.valueUpdated(id, EchoPeripheral.output, payload, nil), count: batch)
+            sent += batch
+        }
+        let received = await consumer.value
+        let elapsed = (ContinuousClock.now - start).seconds
+        await connection.disconnect()
+        guard received == total else { throw CLIError("lost notifications: \(received) of \(total)") }
+        return elapsed / Double(total) * 1_000_000
+    }
+
+    /// Bulk transfer on the modelled link, as a fraction of its modelled capacity.
+    private func linkEfficiency(mtu: Int) async throws -> (Double, Double) {
+        let clock = TestClock<Duration>()
+        let parameters = LinkParameters(preferredMTU: mtu)
+        let radio = VirtualRadio(clock: clock)
+        let id = PeripheralID(UUID())
+        await radio.add(EchoPeripheral.makePeripheral(id: id, linkParameters: parameters, behavior: EchoPeripheral(echoes: false)))
+        let driver = await SimulatedDriver(radio: radio)
+        let central = Central(driver: driver, clock: clock)
+        let connection = await central.connection(to: id, configuration: ConnectionConfiguration(
+            services: [EchoPeripheral.service], requiredCharacteristics: [EchoPeripheral.input]))
+        let advance: @Sendable (Duration) async -> Void = { await clock.advance(by: $0) }
+        try await VirtualTime.run(step: .milliseconds(5), advance: advance) { try await connection.connect() }
+        let negotiated = await radio.mtu(of: id) ?? 23
+        guard negotiated == mtu else { throw CLIError("negotiated MTU \(negotiated), expected \(mtu)") }
+        let interval = parameters.connectionInterval.seconds
+
+        // Without response: 2,000 packets.
+        let unacked = Data(repeating: 0xA5, count: 2_000 * (mtu - 3))
+        try await VirtualTime.run(step: .milliseconds(5), advance: advance) {
+            try await connection.write(unacked, to: EchoPeripheral.input, type: .withoutResponse)
+        }
+        try await VirtualTime.run(step: .milliseconds(5), advance: advance) {
+            while await radio.statistics[id]?.bytesWithoutResponse ?? 0 < unacked.count { await Task.yield() }
+        }
+        var stats = await radio.statistics[id] ?? LinkStatistics()
+        guard stats.writesDropped == 0 else { throw CLIError("the controller dropped \(stats.writesDropped) writes") }
+        // N busy events span (N-1) intervals; capacity is measured over N.
+        let spanWithout = ((stats.lastDelivery ?? .zero) - (stats.firstDelivery ?? .zero)).seconds + interval
+        let withoutResponse = Double(unacked.count) / spanWithout / parameters.writeWithoutResponseCapacity(mtu: mtu)
+
+        // With response: 200 writes of one packet each.
+        await radio.resetStatistics()
+        let piece = Data(repeating: 0x5A, count: mtu - 3)
+        try await VirtualTime.run(step: .milliseconds(5), advance: advance) {
+            for _ in 0..<200 { try await connection.write(piece, to: EchoPeripheral.input, type: .withResponse) }
+        }
+        stats = await radio.statistics[id] ?? LinkStatistics()
+        let sentWith = stats.bytesWithResponse
+        guard sentWith == 200 * piece.count else { throw CLIError("only \(sentWith) bytes arrived with response") }
+        // W writes land on events k, k+2, ..., k+2(W-1): the bound's time for W writes is 2·W intervals.
+        let spanWith = ((stats.lastDelivery ?? .zero) - (stats.firstDelivery ?? .zero)).seconds + 2 * interval
+        let withResponse = Double(sentWith) / spanWith / parameters.writeWithResponseBound(mtu: mtu)
+        await connection.disconnect()
+        return (withoutResponse, withResponse)
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import TetherCore
+
+/// `tether scan`: list what the radio sees.
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "scan", abstract: "List the peripherals the radio sees.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "How long to scan, in seconds.")
+    var seconds: Double = 3
+
+    @Flag(help: "One JSON object per peripheral and line.")
+    var json = false
+
+    func validate() throws {
+        guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be between 0 and 3600") }
+    }
+
+    func run() async throws {
+        let environment = await Environment.make(global.driver)
+        do {
+            let stream = try await environment.central.scan(timeout: .milliseconds(Int(seconds * 1000)))
+            var count = 0
+            if !json {
+                print(pad("NAME", 22) + pad("ID", 38) + pad("RSSI", 6) + "SERVICES")
+            }
+            for await peripheral in stream {
+                count += 1
+                if json {
+                    print(try jsonLine(ScanRecord(peripheral)))
+                } else {
+                    let services = peripheral.advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ",")
+                    print(pad(peripheral.displayName ?? "(unnamed)", 22) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
+                }
+            }
+            if !json { print("\(count) peripheral(s)") }
+        } catch {
+            throw CLIError.from(error)
+        }
+    }
+}
+
+/// The JSON shape of one scan result.
+struct ScanRecord: Encodable {
+    let name: String?
+    let id: String
+    let rssi: Int
+    let services: [String]
+    let manufacturerData: String?
+    let txPower: Int?
+    let connectable: Bool
+
+    init(_ p: DiscoveredPeripheral) {
+        name = p.displayName
+        id = p.id.description
+        rssi = p.rssi
+        services = p.advertisement.serviceUUIDs.map(\.uuidString)
+        manufacturerData = p.advertisement.manufacturerData.map { $0.map { String(format: "%02x", $0) }.joined() }
+        txPower = p.advertisement.txPowerLevel
+        connectable = p.advertisement.isConnectable
+    }
+}
+
+func jsonLine(_ value: some Encodable) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+}

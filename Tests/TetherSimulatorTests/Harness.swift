@@ -1,0 +1,108 @@
+import Clocks
+import Foundation
+@testable import TetherCore
+@testable import TetherSimulator
+
+/// A virtual world on a test clock: an echo peripheral, a driver and a central.
+///
+/// Time only moves when a test moves it, so every timeout below is exercised in virtual time.
+struct Harness {
+    let clock = TestClock<Duration>()
+    let radio: VirtualRadio
+    let driver: SimulatedDriver
+    let central: Central
+    let echo: EchoPeripheral
+    let echoID = PeripheralID(UUID(uuidString: "E0E0E0E0-0000-4000-8000-000000000001")!)
+
+    static let echoConfiguration = ConnectionConfiguration(
+        services: [EchoPeripheral.service],
+        requiredCharacteristics: [EchoPeripheral.input, EchoPeripheral.info],
+        notifyCharacteristics: [EchoPeripheral.output])
+
+    init(centralState: CentralState = .poweredOn, link: LinkParameters = LinkParameters(), osAutoReconnect: Bool = true) async {
+        radio = VirtualRadio(clock: clock, seed: 7, centralState: centralState)
+        echo = EchoPeripheral()
+        await radio.add(EchoPeripheral.makePeripheral(id: echoID, distance: 1.5, linkParameters: link, behavior: echo))
+        driver = await SimulatedDriver(radio: radio, supportsAutoReconnect: osAutoReconnect)
+        central = Central(driver: driver, clock: clock)
+        await central.start()
+    }
+
+    /// Runs `operation` while virtual time advances in 10 ms steps.
+    func run<T: Sendable>(limit: Duration = .seconds(600), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let clock = self.clock
+        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+    }
+
+    /// Lets `duration` of virtual time pass.
+    func advance(_ duration: Duration) async {
+        var left = duration
+        while left > .zero {
+            let step = min(left, .milliseconds(10))
+            for _ in 0..<3 { await Task.yield() }
+            await clock.advance(by: step)
+            left -= step
+        }
+        for _ in 0..<10 { await Task.yield() }
+    }
+
+    /// Virtual time since the world began.
+    var now: Duration { radio.timeline.now }
+
+    func connection(_ configuration: ConnectionConfiguration = Harness.echoConfiguration) async -> ConnectionStateMachine {
+        await central.connection(to: echoID, configuration: configuration)
+    }
+
+    /// Connects and returns the connection (fails the test by throwing otherwise).
+    func connected(_ configuration: ConnectionConfiguration = Harness.echoConfiguration) async throws -> ConnectionStateMachine {
+        let connection = await connection(configuration)
+        try await run { try await connection.connect() }
+        return connection
+    }
+
+    /// Runs `operation` and returns the error it threw (nil when it succeeded).
+    func error(_ operation: @escaping @Sendable () async throws -> Void) async throws -> BLEError? {
+        try await run {
+            do { try await operation(); return nil } catch let error as BLEError { return error }
+        }
+    }
+
+    /// Waits (in virtual time) until `condition` holds.
+    func until(limit: Duration = .seconds(120), _ condition: @escaping @Sendable () async -> Bool) async throws {
+        try await run(limit: limit) {
+            while !(await condition()) { await Task.yield() }
+        }
+    }
+
+    func peripheral(_ body: @escaping @SimulationActor (VirtualPeripheral) -> Void) async {
+        let radio = self.radio, id = echoID
+        await { @SimulationActor in body(radio.virtualPeripheral(id)!) }()
+    }
+}
+
+/// Collects a connection's events in the background.
+actor EventLog {
+    private(set) var events: [ConnectionEvent] = []
+    private var task: Task<Void, Never>?
+
+    init(_ connection: ConnectionStateMachine) async {
+        let stream = await connection.events()
+        task = nil
+        let task = Task { [weak self] in
+            for await event in stream { await self?.append(event) }
+        }
+        self.task = task
+    }
+
+    private func append(_ event: ConnectionEvent) { events.append(event) }
+
+    var phases: [String] {
+        events.compactMap { if case .phaseChanged(let phase) = $0 { phase.name } else { nil } }
+    }
+
+    func contains(_ predicate: @Sendable (ConnectionEvent) -> Bool) -> Bool { events.contains(where: predicate) }
+
+    var reconnectSchedule: [(Int, Duration)] {
+        events.compactMap { if case .reconnectScheduled(let attempt, let delay) = $0 { (attempt, delay) } else { nil } }
+    }
+}

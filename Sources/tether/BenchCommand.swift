@@ -27,9 +27,11 @@ struct BenchCommand: AsyncParsableCommand {
             report("newline_framer_throughput", try framerThroughput(), "MB/s")
             report("notification_cost", try await notificationCost(), "us/notification")
             for mtu in [23, 185, 247] {
-                let (withoutResponse, withResponse) = try await linkEfficiency(mtu: mtu)
-                report("write_without_response_efficiency_mtu\(mtu)", withoutResponse, "fraction_of_capacity")
-                report("write_with_response_efficiency_mtu\(mtu)", withResponse, "fraction_of_bound")
+                let figures = try await linkEfficiency(mtu: mtu)
+                report("write_without_response_throughput_mtu\(mtu)", figures.withoutResponseRate / 1000, "kB/s")
+                report("write_without_response_efficiency_mtu\(mtu)", figures.withoutResponse, "fraction_of_capacity")
+                report("write_with_response_throughput_mtu\(mtu)", figures.withResponseRate / 1000, "kB/s")
+                report("write_with_response_efficiency_mtu\(mtu)", figures.withResponse, "fraction_of_bound")
             }
         } catch {
             throw CLIError.from(error)
@@ -39,9 +41,9 @@ struct BenchCommand: AsyncParsableCommand {
     private func report(_ name: String, _ value: Double, _ unit: String) {
         if json {
             struct Figure: Encodable { let name: String; let value: Double; let unit: String }
-            print((try? jsonLine(Figure(name: name, value: (value * 1000).rounded() / 1000, unit: unit))) ?? "")
+            print((try? jsonLine(Figure(name: name, value: (value * 10_000).rounded() / 10_000, unit: unit))) ?? "")
         } else {
-            print(pad(name, 44) + String(format: "%12.3f  ", value) + unit)
+            print(pad(name, 44) + String(format: "%12.4f  ", value) + unit)
         }
         flushOutput()
     }
@@ -102,7 +104,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// Bulk transfer on the modelled link, as a fraction of its modelled capacity.
-    private func linkEfficiency(mtu: Int) async throws -> (Double, Double) {
+    private func linkEfficiency(mtu: Int) async throws -> (withoutResponse: Double, withoutResponseRate: Double, withResponse: Double, withResponseRate: Double) {
         let clock = TestClock<Duration>()
         let parameters = LinkParameters(preferredMTU: mtu)
         let radio = VirtualRadio(clock: clock)
@@ -130,7 +132,8 @@ struct BenchCommand: AsyncParsableCommand {
         guard stats.writesDropped == 0 else { throw CLIError("the controller dropped \(stats.writesDropped) writes") }
         // N busy events span (N-1) intervals; capacity is measured over N.
         let spanWithout = ((stats.lastDelivery ?? .zero) - (stats.firstDelivery ?? .zero)).seconds + interval
-        let withoutResponse = Double(unacked.count) / spanWithout / parameters.writeWithoutResponseCapacity(mtu: mtu)
+        let withoutResponseRate = Double(unacked.count) / spanWithout
+        let withoutResponse = withoutResponseRate / parameters.writeWithoutResponseCapacity(mtu: mtu)
 
         // With response: 200 writes of one packet each.
         await radio.resetStatistics()
@@ -143,8 +146,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard sentWith == 200 * piece.count else { throw CLIError("only \(sentWith) bytes arrived with response") }
         // W writes land on events k, k+2, ..., k+2(W-1): the bound's time for W writes is 2·W intervals.
         let spanWith = ((stats.lastDelivery ?? .zero) - (stats.firstDelivery ?? .zero)).seconds + 2 * interval
-        let withResponse = Double(sentWith) / spanWith / parameters.writeWithResponseBound(mtu: mtu)
-        await connection.disconnect()
-        return (withoutResponse, withResponse)
+        let withResponseRate = Double(sentWith) / spanWith
+        let withResponse = withResponseRate / parameters.writeWithResponseBound(mtu: mtu)
+        try await VirtualTime.run(step: .milliseconds(5), advance: advance) { await connection.disconnect() }
+        return (withoutResponse, withoutResponseRate, withResponse, withResponseRate)
     }
 }

@@ -138,11 +138,11 @@ struct BroadcasterTests {
         var broadcaster = Broadcaster<Int>()
         let a = broadcaster.subscribe { _ in }
         let b = broadcaster.subscribe { _ in }
-        let reader = Task { await collect(a) }
+        async let fromA = collect(a)
         broadcaster.yield(1)
         broadcaster.finish()
         #expect(broadcaster.subscriberCount == 0)
-        #expect(await reader.value == [1])
+        #expect(await fromA == [1])
         #expect(await collect(b) == [1])
         // Yielding after finish reaches nobody and counts no drop.
         broadcaster.yield(2)

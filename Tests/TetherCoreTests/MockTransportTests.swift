@@ -25,6 +25,14 @@ private func take<T: Sendable>(_ count: Int, from stream: AsyncStream<T>) async 
     return out
 }
 
+/// Plays a device: answers every observed write with `ack:` + payload, until `last`.
+private func answer(_ commands: AsyncStream<MockTransport.Write>, on mock: MockTransport, until last: Data) async {
+    for await write in commands {
+        await mock.simulateReceive(Data("ack:".utf8) + write.data)
+        if write.data == last { break }
+    }
+}
+
 @Suite("MockTransport", .timeLimit(.minutes(1)))
 struct MockTransportTests {
     @Test("send before connect throws notConnected and records nothing")
@@ -162,10 +170,11 @@ struct MockTransportTests {
         let mock = MockTransport(notifyCharacteristic: txPath)
         try await mock.connect()
         let stream = await mock.receivedData
-        let reader = Task { await collect(stream) }
+        // A child task, so the suite's time limit can cancel it if the stream never ends.
+        async let collected = collect(stream)
         await mock.simulateReceive(Data([7]))
         await mock.disconnect()
-        #expect(await reader.value == [Data([7])])
+        #expect(await collected == [Data([7])])
     }
 
     @Test("connectError makes connect throw until cleared")
@@ -250,15 +259,11 @@ struct MockTransportTests {
         let commands = await mock.writeStream()
         let replies = await mock.receivedData
         try await mock.connect()
-        let device = Task {
-            for await write in commands {
-                await mock.simulateReceive(Data("ack:".utf8) + write.data)
-                if write.data == Data("bye".utf8) { break }
-            }
-        }
+        // A child task, so the suite's time limit can cancel it if a write is never observed.
+        async let answered: Void = answer(commands, on: mock, until: Data("bye".utf8))
         try await mock.send(Data("hi".utf8))
         try await mock.send(Data("bye".utf8))
-        await device.value
+        await answered
         #expect(await take(2, from: replies) == [Data("ack:hi".utf8), Data("ack:bye".utf8)])
     }
 }

@@ -113,6 +113,21 @@ struct MockTransportTests {
         #expect(await take(2, from: stream) == [Data([0x01]), Data([0x02, 0x03])])
     }
 
+    @Test("A stream armed right after a reconnect receives values (a late removal of an old stream cannot hit it)")
+    func streamArmedAfterReconnect() async throws {
+        let mock = MockTransport(writeCharacteristic: rxPath, notifyCharacteristic: txPath)
+        try await mock.connect()
+        let old = await mock.receivedData
+        await mock.disconnect()
+        try await mock.connect()
+        let fresh = await mock.receivedData
+        // Let the old stream's termination handler run before the value is sent.
+        #expect(await collect(old).isEmpty)
+        for _ in 0..<100 { await Task.yield() }
+        await mock.simulateReceive(Data([0x2A]))
+        #expect(await take(1, from: fresh) == [Data([0x2A])])
+    }
+
     @Test("Values simulated before a stream is armed are not replayed to it")
     func simulateReceiveBeforeArming() async throws {
         let mock = MockTransport(writeCharacteristic: rxPath, notifyCharacteristic: txPath)

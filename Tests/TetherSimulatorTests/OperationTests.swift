@@ -140,6 +140,24 @@ struct OperationTests {
         }
     }
 
+    @Test func aStreamArmedAfterDisconnectAndReconnectKeepsReceiving() async throws {
+        let h = await Harness()
+        let connection = try await h.connected()
+        let old = await connection.notifications(for: EchoPeripheral.output)
+        try await h.run { await connection.disconnect() }
+        try await h.run { try await connection.connect() }
+        let fresh = await connection.notifications(for: EchoPeripheral.output)
+        // The old stream has ended; let its termination handler run.
+        try await h.run { for await _ in old {} }
+        for _ in 0..<100 { await Task.yield() }
+        try await h.run { try await connection.write(Data("again".utf8), to: EchoPeripheral.input, type: .withResponse) }
+        let echo = try await h.run { () -> Data? in
+            for await value in fresh { return value }
+            return nil
+        }
+        #expect(echo == Data("again".utf8))
+    }
+
     @Test func readRSSIReportsThePathLossAtTheDistance() async throws {
         let h = await Harness()
         let connection = try await h.connected()

@@ -172,8 +172,7 @@ extension ConnectionStateMachine {
         lastError = error
         transition(to: .idle)
         wantsConnection = false
-        for key in notificationBroadcasters.keys { notificationBroadcasters[key]?.finish() }
-        notificationBroadcasters.removeAll()
+        finishNotificationStreams()
     }
 
     func didDiscoverServices(_ found: [GATTService], error: DriverError?) {

@@ -17,6 +17,12 @@ extension ConnectionStateMachine {
         return stream
     }
 
+    /// Ends every notification stream. The broadcasters stay, so their token counters keep
+    /// counting and a late removal for an old stream cannot hit a new subscriber.
+    func finishNotificationStreams() {
+        for key in notificationBroadcasters.keys { notificationBroadcasters[key]?.finish() }
+    }
+
     private func removeNotificationSubscriber(_ path: CharacteristicPath, _ token: Int) {
         notificationBroadcasters[path]?.remove(token)
     }

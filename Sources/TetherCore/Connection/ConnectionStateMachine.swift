@@ -259,8 +259,7 @@ public actor ConnectionStateMachine {
                 command { await driver.cancelConnection(peripheral) }
             }
         }
-        for key in notificationBroadcasters.keys { notificationBroadcasters[key]?.finish() }
-        notificationBroadcasters.removeAll()
+        finishNotificationStreams()
     }
 
     /// Starts reconnecting to a peripheral the OS handed back at relaunch (state restoration).
@@ -331,8 +330,7 @@ public actor ConnectionStateMachine {
         emit(.failed(error))
         if case .reconnect = attemptKind {
             // Nobody will reconnect this link now: end the streams so consumers learn it.
-            for key in notificationBroadcasters.keys { notificationBroadcasters[key]?.finish() }
-            notificationBroadcasters.removeAll()
+            finishNotificationStreams()
         }
         wantsConnection = false
         attemptKind = .initial

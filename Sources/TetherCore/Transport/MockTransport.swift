@@ -61,8 +61,9 @@ public actor MockTransport: DeviceTransport {
     /// Disconnects and ends every notification stream.
     public func disconnect() async {
         isConnected = false
+        // Keep the broadcasters: their token counters must not restart, or a late removal of
+        // an old stream would unsubscribe a new one.
         for key in broadcasters.keys { broadcasters[key]?.finish() }
-        broadcasters.removeAll()
     }
 
     /// Notifications on `characteristic`, fed by `simulateReceive(_:on:)`.

@@ -34,5 +34,12 @@ public struct ServiceDefinition: Sendable {
 
 /// The ATT operations faults can target.
 public enum GATTOperation: String, Sendable, Hashable, CaseIterable {
-    case read, write, writeWithoutResponse, subscribe
+    /// ATT Read Request.
+    case read
+    /// ATT Write Request (write with response).
+    case write
+    /// ATT Write Command (write without response).
+    case writeWithoutResponse
+    /// Enabling or disabling notifications (a CCCD write).
+    case subscribe
 }

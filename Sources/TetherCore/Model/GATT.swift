@@ -1,15 +1,25 @@
 /// Properties of a GATT characteristic (the Core Specification's property bits).
 public struct CharacteristicProperties: OptionSet, Sendable, Hashable, Codable {
+    /// The property bits.
     public let rawValue: UInt8
+    /// Wraps property bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// The value can be broadcast in advertisements.
     public static let broadcast = Self(rawValue: 0x01)
+    /// The value can be read.
     public static let read = Self(rawValue: 0x02)
+    /// The value can be written without response (ATT Write Command).
     public static let writeWithoutResponse = Self(rawValue: 0x04)
+    /// The value can be written with response (ATT Write Request).
     public static let write = Self(rawValue: 0x08)
+    /// The peripheral can notify value changes.
     public static let notify = Self(rawValue: 0x10)
+    /// The peripheral can indicate value changes (acknowledged notifications).
     public static let indicate = Self(rawValue: 0x20)
+    /// Signed writes are accepted.
     public static let authenticatedSignedWrites = Self(rawValue: 0x40)
+    /// Extended properties are in a descriptor.
     public static let extendedProperties = Self(rawValue: 0x80)
 }
 

@@ -54,6 +54,7 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

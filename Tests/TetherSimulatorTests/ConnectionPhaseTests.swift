@@ -164,3 +164,16 @@ struct ConnectionPhaseTests {
         #expect(try await h.error { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) } == .notConnected)
     }
 }
+
+@Suite("Connect after disconnect")
+struct ConnectAfterDisconnectTests {
+    @Test func connectDuringADisconnectionWaitsForItThenConnects() async throws {
+        let h = await Harness()
+        let connection = try await h.connected()
+        let disconnecting = Task { await connection.disconnect() }
+        try await h.until { await connection.phase == .disconnecting(h.echoID) }
+        try await h.run { try await connection.connect() }
+        _ = await disconnecting.value
+        #expect(await connection.isConnected)
+    }
+}

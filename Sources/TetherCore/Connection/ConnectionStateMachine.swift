@@ -222,7 +222,15 @@ public actor ConnectionStateMachine {
                 startAttempt()
             }
         case .disconnecting:
-            throw BLEError.cancelled
+            // Let the requested disconnection finish, then start afresh.
+            await withCheckedContinuation { continuation in
+                if case .disconnecting(let timer, let waiters) = state {
+                    state = .disconnecting(timer: timer, waiters: waiters + [continuation])
+                } else {
+                    continuation.resume()
+                }
+            }
+            try await connect()
         default:
             wantsConnection = true
             try await withCheckedThrowingContinuation { connectWaiters.append($0) }

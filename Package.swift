@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherSimulator", targets: ["TetherSimulator"]),
+        .library(name: "GripFit", targets: ["GripFit"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
     dependencies: [
@@ -14,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // Platform-neutral core: UUIDs, GATT model, driver protocol, connection state machine,
@@ -30,11 +32,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // GripFit dynamometer: protocol codecs, manager, emulator, sessions.
+        .target(
+            name: "GripFit",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "TetherCore",
                 "TetherSimulator",
+                "GripFit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
@@ -44,6 +57,17 @@ let package = Package(
             name: "TetherCoreTests",
             dependencies: [
                 "TetherCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "GripFitTests",
+            dependencies: [
+                "GripFit",
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

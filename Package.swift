@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherSimulator", targets: ["TetherSimulator"]),
         .library(name: "GripFit", targets: ["GripFit"]),
+        .library(name: "TetherWorld", targets: ["TetherWorld"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
     dependencies: [
@@ -42,11 +43,17 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The default simulated world: every device emulator on one virtual radio.
+        .target(
+            name: "TetherWorld",
+            dependencies: ["TetherCore", "TetherSimulator", "GripFit"]
+        ),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "TetherCore",
                 "TetherSimulator",
+                "TetherWorld",
                 "GripFit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Clocks", package: "swift-clocks"),

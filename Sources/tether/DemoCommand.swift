@@ -20,6 +20,10 @@ struct DemoCommand: AsyncParsableCommand {
         let story = DemoStory(central: environment.central, radio: radio)
         do {
             try await story.run()
+            if let emulators = environment.emulators {
+                try await GripFitDemoChapter(central: environment.central, radio: radio, emulator: emulators.gripFit, timeline: story.timeline).run()
+            }
+            print("\nDemo passed.")
         } catch {
             story.timeline.fail("\(CLIError.from(error).message)")
             throw CLIError("demo failed: \(CLIError.from(error).message)")
@@ -59,22 +63,6 @@ struct DemoStory {
     let central: Central
     let radio: VirtualRadio
     let timeline = DemoTimeline()
-
-    /// Fails with `message` if `operation` takes longer than `seconds`.
-    func within<T: Sendable>(_ seconds: Double, _ message: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw CLIError("\(message) (no result after \(seconds) s)")
-            }
-            return value
-        }
-    }
 
     func run() async throws {
         print("Tether demo — simulated radio, echo peripheral\n")
@@ -148,7 +136,6 @@ struct DemoStory {
         let phase = await connection.phase
         guard phase == .idle else { throw CLIError("expected idle after disconnect, got \(phase)") }
         timeline.ok("clean disconnect; phase is idle")
-        print("\nDemo passed.")
     }
 
     private func echoRoundTrip(_ connection: ConnectionStateMachine, _ payload: Data, type: WriteType) async throws {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TetherCore
 import TetherSimulator
+import TetherWorld
 
 /// The drivers the CLI can run on.
 enum DriverChoice: String, ExpressibleByArgument, CaseIterable {
@@ -14,13 +15,14 @@ enum DriverChoice: String, ExpressibleByArgument, CaseIterable {
 struct Environment {
     let central: Central
     let radio: VirtualRadio?
+    let emulators: DefaultWorld.Emulators?
 
     static func make(_ choice: DriverChoice) async -> Environment {
         switch choice {
         case .simulator:
-            let radio = await SimulatedWorld.makeDefault(clock: ContinuousClock())
+            let (radio, emulators) = await DefaultWorld.make(clock: ContinuousClock())
             let driver = await SimulatedDriver(radio: radio)
-            return Environment(central: Central(driver: driver), radio: radio)
+            return Environment(central: Central(driver: driver), radio: radio, emulators: emulators)
         }
     }
 }

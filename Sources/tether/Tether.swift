@@ -10,7 +10,7 @@ struct Tether: AsyncParsableCommand {
         abstract: "Talk to Bluetooth LE devices — or to their faithful emulators.",
         discussion: "The default driver is the simulator: a virtual radio hosting every device emulator Tether has, so every command works without hardware.",
         version: "0.1.0",
-        subcommands: [ScanCommand.self, DemoCommand.self, BenchCommand.self]
+        subcommands: [ScanCommand.self, DemoCommand.self, BenchCommand.self, GripFitCommands.self]
     )
 
     static func main() async {
@@ -86,4 +86,21 @@ struct GlobalOptions: ParsableArguments {
 /// Flushes standard output so a timeline shows up as it happens, even through a pipe.
 func flushOutput() {
     fflush(nil)
+}
+
+/// Fails with `message` if `operation` takes longer than `seconds` (wall clock: the CLI runs in
+/// real time).
+func within<T: Sendable>(_ seconds: Double, _ message: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw CLIError("\(message) (no result after \(seconds) s)")
+        }
+        return value
+    }
 }

@@ -207,3 +207,19 @@ struct BroadcasterTests {
         broadcaster.finish()
     }
 }
+
+@Suite("Broadcaster initial values")
+struct BroadcasterInitialValueTests {
+    @Test func anInitialValueGoesToTheNewSubscriberOnly() async {
+        var broadcaster = Broadcaster<Int>(bufferSize: 8)
+        let first = broadcaster.subscribe(initial: 1)
+        let second = broadcaster.subscribe(initial: 2)
+        broadcaster.yield(3)
+        broadcaster.finish()
+        var a: [Int] = [], b: [Int] = []
+        for await value in first { a.append(value) }
+        for await value in second { b.append(value) }
+        #expect(a == [1, 3])
+        #expect(b == [2, 3])
+    }
+}

@@ -56,7 +56,13 @@ public struct BLEMessageParser: Sendable {
 
     /// Parses a line, saying why when it is rejected.
     public func parseResult(_ line: String) -> Result<GripFitMessage, ParseFailure> {
-        let line = line.hasSuffix("\r") ? String(line.dropLast()) : line
+        var line = Substring(line)
+        while line.hasSuffix("\r") { line = line.dropLast() }
+        let text = String(line)
+        return parseTrimmed(text)
+    }
+
+    private func parseTrimmed(_ line: String) -> Result<GripFitMessage, ParseFailure> {
         guard !line.isEmpty else { return .failure(.empty) }
         if line.hasPrefix("R:") {
             let text = line.dropFirst(2)
@@ -84,7 +90,9 @@ public struct BLEMessageParser: Sendable {
         if line.hasPrefix("D:") {
             guard line.hasPrefix(GripFitBLEConstants.firmwareMessagePrefix) else { return .failure(.invalidDeviceInfo(line)) }
             let version = String(line.dropFirst(GripFitBLEConstants.firmwareMessagePrefix.count))
-            guard !version.isEmpty else { return .failure(.invalidDeviceInfo(line)) }
+            guard !version.isEmpty, !version.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
+                return .failure(.invalidDeviceInfo(line))
+            }
             return .success(.deviceInfo(firmwareVersion: version))
         }
         return .failure(.unknownTag(line))

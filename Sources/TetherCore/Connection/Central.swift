@@ -57,11 +57,9 @@ public actor Central {
     /// A stream of radio state changes, starting with the current state.
     public func stateUpdates() -> AsyncStream<CentralState> {
         start()
-        let stream = stateBroadcaster.subscribe { [weak self] token in
+        return stateBroadcaster.subscribe(initial: state) { [weak self] token in
             Task { await self?.removeStateSubscriber(token) }
         }
-        stateBroadcaster.yield(state)
-        return stream
     }
 
     private func removeStateSubscriber(_ token: Int) { stateBroadcaster.remove(token) }

@@ -21,12 +21,24 @@ public struct Broadcaster<Element: Sendable>: Sendable {
     public var subscriberCount: Int { continuations.count }
 
     /// Adds a subscriber. `onTermination` is called (from any thread) with the token to remove.
-    public mutating func subscribe(onTermination: @escaping @Sendable (Int) -> Void) -> AsyncStream<Element> {
+    public mutating func subscribe(initial: Element? = nil, onTermination: @escaping @Sendable (Int) -> Void) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(bufferSize))
+        if let initial { continuation.yield(initial) }
         let token = nextToken
         nextToken += 1
         continuations[token] = continuation
         continuation.onTermination = { _ in onTermination(token) }
+        return stream
+    }
+
+    /// Adds a subscriber that is dropped lazily, at the first value sent after its stream ends
+    /// (for owners that cannot hop back to remove it).
+    /// `initial`, when given, goes to this subscriber only (for example the current state).
+    public mutating func subscribe(initial: Element? = nil) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(bufferSize))
+        if let initial { continuation.yield(initial) }
+        continuations[nextToken] = continuation
+        nextToken += 1
         return stream
     }
 
@@ -37,12 +49,21 @@ public struct Broadcaster<Element: Sendable>: Sendable {
 
     /// Sends a value to every subscriber.
     public mutating func yield(_ value: Element, logger: Logger? = nil) {
-        for continuation in continuations.values {
-            if case .dropped = continuation.yield(value) {
+        var ended: [Int] = []
+        for (token, continuation) in continuations {
+            switch continuation.yield(value) {
+            case .dropped:
                 droppedCount += 1
                 logger?.warning("A slow subscriber dropped a value", metadata: ["dropped": "\(droppedCount)"])
+            case .terminated:
+                ended.append(token)
+            case .enqueued:
+                break
+            @unknown default:
+                break
             }
         }
+        for token in ended { continuations[token] = nil }
     }
 
     /// Ends every subscriber's stream.

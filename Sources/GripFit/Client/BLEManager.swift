@@ -1,0 +1,370 @@
+import Foundation
+import Logging
+import TetherCore
+
+/// The GripFit manager over Bluetooth (guide §2.2), built on Tether's ``Central`` and
+/// ``ConnectionStateMachine``.
+///
+/// It scans for the NUS service with `_GRIPFIT` as confirmation, connects within 5 s, subscribes
+/// to TX, buffers notifications into lines with the core's ``NewlineFramer``, parses them with
+/// ``BLEMessageParser`` and publishes calibrated readings. A dropped link reconnects with backoff
+/// (1 s doubling to 30 s); a silent one (no reading for 2 s and no answer to `CMD:PING`) is
+/// treated as lost and reconnected the same way.
+public actor BLEManager: BLEManagerProtocol {
+    /// Timeouts and policies; the defaults are the shipped app's.
+    public struct Configuration: Sendable {
+        /// Give up scanning after this long without a device (guide §4.2: 10 s).
+        public var scanTimeout: Duration = .seconds(10)
+        /// Give up connecting after this long (guide §4.2: 5 s).
+        public var connectionTimeout: Duration = .seconds(5)
+        /// Discovery and subscription time allowed after the link is up.
+        public var discoveryTimeout: Duration = .seconds(10)
+        /// No reading for this long makes the link suspect (guide §4.3: 2 s).
+        public var staleAfter: Duration = .seconds(2)
+        /// How long to wait for `S:PONG` before declaring the link lost.
+        public var pongTimeout: Duration = .seconds(2)
+        /// How long a command write may take.
+        public var writeTimeout: Duration = .seconds(5)
+        /// Reconnection backoff (guide §2.2: 1 s doubling to 30 s).
+        public var reconnectPolicy: ReconnectPolicy = .persistent
+
+        /// The shipped app's values.
+        public init() {}
+    }
+
+    private let central: Central
+    private let clock: any Clock<Duration>
+    private let timeline: Timeline
+    private let now: @Sendable () -> Date
+    private let configuration: Configuration
+    private let parser: BLEMessageParser
+    private let logger: Logger
+    /// The calibration applied to every reading (raw by default).
+    public var calibration: any GripCalibration
+
+    private var hub: GripFitHub
+    private var framer = NewlineFramer(maxLineLength: 256)
+    private var connection: ConnectionStateMachine?
+    private var scanTask: Task<Void, Never>?
+    private var linkTasks: [Task<Void, Never>] = []
+    private var watchdog: Task<Void, Never>?
+    private var recovery: Task<Void, Never>?
+    private var lastReadingAt: Duration = .zero
+    private var lastPongAt: Duration = .zero
+    private var hasConnected = false
+
+    /// Creates a manager on `central`, taking time from `clock` and timestamps from `now`.
+    public init(
+        central: Central,
+        clock: any Clock<Duration> = ContinuousClock(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        configuration: Configuration = Configuration(),
+        calibration: any GripCalibration = RawCalibration(),
+        logger: Logger = Logger(label: "tether.gripfit")
+    ) {
+        self.central = central
+        self.clock = clock
+        self.timeline = Timeline(clock)
+        self.now = now
+        self.configuration = configuration
+        self.calibration = calibration
+        self.parser = BLEMessageParser(logger: logger)
+        self.logger = logger
+        self.hub = GripFitHub(logger: logger)
+    }
+
+    // MARK: BLEManagerProtocol state
+
+    public var connectionState: GripFitConnectionState { hub.state }
+    public func connectionStates() -> AsyncStream<GripFitConnectionState> { hub.stateStream() }
+    public var discoveredDevices: [GripFitDevice] { hub.devices }
+    public func discoveredDeviceUpdates() -> AsyncStream<[GripFitDevice]> { hub.deviceStream() }
+    public func readings() -> AsyncStream<GripReading> { hub.readings() }
+    public func statuses() -> AsyncStream<GripFitStatus> { hub.statuses() }
+    public var deviceInfo: GripFitDeviceInfo? { hub.deviceInfo }
+    public var sensorReadiness: SensorReadiness { hub.readiness }
+
+    /// Replaces the calibration (for example once the device's factor is known).
+    public func setCalibration(_ calibration: any GripCalibration) { self.calibration = calibration }
+
+    // MARK: Scanning
+
+    public func startScanning() async {
+        switch hub.state {
+        case .connected, .connecting, .scanning: return
+        default: break
+        }
+        guard await bluetoothIsUsable() else { return }
+        hub.setDevices([])
+        hub.setState(.scanning)
+        let central = self.central
+        let filter = ScanFilter(services: [GripFitBLEConstants.nusServiceUUID], name: .contains(GripFitBLEConstants.deviceNamePrefix))
+        let timeout = configuration.scanTimeout
+        scanTask = Task { [weak self] in
+            do {
+                for await peripheral in try await central.scan(filter: filter, timeout: timeout) {
+                    await self?.found(peripheral)
+                }
+                await self?.scanEnded(error: nil)
+            } catch {
+                await self?.scanEnded(error: error)
+            }
+        }
+    }
+
+    public func stopScanning() async {
+        scanTask?.cancel()
+        scanTask = nil
+        if hub.state == .scanning { hub.setState(.disconnected) }
+    }
+
+    private func found(_ peripheral: DiscoveredPeripheral) {
+        let device = GripFitDevice(id: peripheral.id, name: peripheral.displayName ?? GripFitBLEConstants.deviceNamePrefix, rssi: peripheral.rssi)
+        logger.info("Found \(device.name) at \(device.rssi) dBm")
+        hub.addDevice(device)
+    }
+
+    private func scanEnded(error: (any Error)?) {
+        guard hub.state == .scanning else { return }
+        if let error {
+            hub.setState(.error(map(error)))
+        } else {
+            hub.setState(hub.devices.isEmpty ? .error(.scanTimeout) : .disconnected)
+        }
+    }
+
+    private func bluetoothIsUsable() async -> Bool {
+        switch await central.settledState() {
+        case .poweredOn: return true
+        case .unauthorized: hub.setState(.error(.bluetoothUnauthorized))
+        case .unsupported: hub.setState(.error(.bluetoothUnsupported))
+        default: hub.setState(.error(.bluetoothOff))
+        }
+        return false
+    }
+
+    // MARK: Connecting
+
+    public func connect(to device: GripFitDevice) async {
+        if case .connected = hub.state { return }
+        scanTask?.cancel()
+        scanTask = nil
+        guard await bluetoothIsUsable() else { return }
+        hub.setState(.connecting)
+        let connection = await central.connection(to: device.id, configuration: ConnectionConfiguration(
+            services: [GripFitBLEConstants.nusServiceUUID],
+            requiredCharacteristics: [GripFitBLEConstants.writeCharacteristic],
+            notifyCharacteristics: [GripFitBLEConstants.notifyCharacteristic],
+            connectionTimeout: configuration.connectionTimeout,
+            discoveryTimeout: configuration.discoveryTimeout,
+            writeTimeout: configuration.writeTimeout,
+            reconnectPolicy: configuration.reconnectPolicy))
+        self.connection = connection
+        hasConnected = false
+        // Subscribe before asking: the device speaks as soon as notifications are on.
+        await wire(connection)
+        do {
+            try await connection.connect()
+        } catch {
+            stopLinkTasks()
+            hub.setState(.error(map(error)))
+            return
+        }
+        guard await connection.discoveredCharacteristics.first(where: { $0.path == GripFitBLEConstants.writeCharacteristic })?.properties.contains(.write) == true else {
+            logger.error("The RX characteristic does not take writes with response")
+            await connection.disconnect()
+            stopLinkTasks()
+            hub.setState(.error(.deviceNotRecognized))
+            return
+        }
+        linkUp()
+    }
+
+    public func disconnect() async {
+        scanTask?.cancel()
+        recovery?.cancel()
+        recovery = nil
+        stopLinkTasks()
+        if let connection { await connection.disconnect() }
+        connection = nil
+        framer.reset()
+        hub.resetDeviceState()
+        hub.setState(.disconnected)
+    }
+
+    private func wire(_ connection: ConnectionStateMachine) async {
+        stopLinkTasks()
+        let notifications = await connection.notifications(for: GripFitBLEConstants.notifyCharacteristic)
+        let events = await connection.events()
+        linkTasks = [
+            Task { [weak self] in
+                for await chunk in notifications { await self?.received(chunk) }
+            },
+            Task { [weak self] in
+                for await event in events { await self?.handle(event) }
+            },
+        ]
+    }
+
+    private func stopLinkTasks() {
+        for task in linkTasks { task.cancel() }
+        linkTasks.removeAll()
+        watchdog?.cancel()
+        watchdog = nil
+    }
+
+    private func linkUp() {
+        hasConnected = true
+        lastReadingAt = timeline.now
+        hub.setState(.connected)
+        startWatchdog()
+    }
+
+    private func handle(_ event: ConnectionEvent) {
+        switch event {
+        case .disconnected(_, let error):
+            logger.warning("Link lost: \(error.map { "\($0)" } ?? "no error"); reconnecting")
+            // A partial line from the old link must not glue onto the new one.
+            framer.reset()
+            hub.resetDeviceState()
+            watchdog?.cancel()
+            if hasConnected { hub.setState(.connecting) }
+        case .reconnected:
+            framer.reset()
+            linkUp()
+        case .failed(let error):
+            guard hasConnected else { return }
+            hub.setState(.error(mapLost(error)))
+        case .bluetoothStateChanged(let state) where hasConnected && state != .poweredOn:
+            hub.setState(.error(state == .unauthorized ? .bluetoothUnauthorized : .bluetoothOff))
+        case .bluetoothStateChanged(.poweredOn) where hasConnected:
+            hub.setState(.connecting)
+        default:
+            break
+        }
+    }
+
+    private func received(_ chunk: Data) {
+        let date = now()
+        for line in framer.pushLines(chunk) {
+            guard let message = parser.parse(line) else { continue }
+            switch message {
+            case .reading: lastReadingAt = timeline.now
+            case .status(.pong): lastPongAt = timeline.now
+            default: break
+            }
+            hub.publish(message, calibration: calibration, at: date)
+        }
+    }
+
+    // MARK: Commands
+
+    public func sendTare() async { await send(.tare) }
+    public func sendPing() async { await send(.ping) }
+
+    public func setSampleRate(ms: Int) async {
+        let clamped = min(max(ms, GripFitCommand.rateRange.lowerBound), GripFitCommand.rateRange.upperBound)
+        if clamped != ms { logger.notice("Sample interval \(ms) ms clamped to \(clamped) ms") }
+        await send(.setRate(ms: clamped))
+    }
+
+    private func send(_ command: GripFitCommand) async {
+        guard hub.state == .connected, let connection else {
+            logger.warning("\(command.text) not sent: not connected")
+            return
+        }
+        do {
+            try await connection.write(command.data, to: GripFitBLEConstants.writeCharacteristic, type: .withResponse)
+        } catch {
+            logger.warning("\(command.text) failed: \(error)")
+        }
+    }
+
+    // MARK: Stale link
+
+    private func startWatchdog() {
+        watchdog?.cancel()
+        let timeline = self.timeline
+        let staleAfter = configuration.staleAfter
+        let pongTimeout = configuration.pongTimeout
+        watchdog = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self else { return }
+                let deadline = await self.lastReadingAt + staleAfter
+                if timeline.now < deadline {
+                    do { try await timeline.sleep(until: deadline) } catch { return }
+                    continue
+                }
+                let pingedAt = timeline.now
+                await self.logStale()
+                await self.sendPing()
+                do { try await timeline.sleep(until: pingedAt + pongTimeout) } catch { return }
+                if await self.answered(since: pingedAt) {
+                    // Alive but quiet (for example NOT_READY): check again after another period.
+                    await self.markAlive()
+                    continue
+                }
+                await self.linkLost()
+                return
+            }
+        }
+    }
+
+    private func logStale() { logger.notice("No reading for \(configuration.staleAfter); sending PING") }
+    private func answered(since instant: Duration) -> Bool { lastPongAt >= instant || lastReadingAt >= instant }
+    private func markAlive() { lastReadingAt = timeline.now }
+
+    /// The link is up but the device is silent: drop it and reconnect with backoff.
+    private func linkLost() async {
+        guard let connection, hub.state == .connected else { return }
+        logger.warning("No PONG: treating the link as lost")
+        framer.reset()
+        hub.resetDeviceState()
+        hub.setState(.connecting)
+        hasConnected = false
+        await connection.disconnect()
+        await wire(connection)
+        hasConnected = true
+        let policy = configuration.reconnectPolicy
+        let clock = self.clock
+        recovery = Task { [weak self] in
+            var attempt = 1
+            while let delay = policy.delay(beforeAttempt: attempt), !Task.isCancelled {
+                do { try await clock.sleep(for: delay) } catch { return }
+                do {
+                    try await connection.connect()
+                    await self?.linkUp()
+                    return
+                } catch {
+                    attempt += 1
+                }
+            }
+            await self?.recoveryGaveUp()
+        }
+    }
+
+    private func recoveryGaveUp() { hub.setState(.error(.connectionLost)) }
+
+    // MARK: Errors
+
+    private func map(_ error: any Error) -> GripFitError {
+        guard let error = error as? BLEError else { return .connectionFailed("\(error)") }
+        switch error {
+        case .bluetoothUnavailable(.unauthorized): return .bluetoothUnauthorized
+        case .bluetoothUnavailable(.unsupported): return .bluetoothUnsupported
+        case .bluetoothUnavailable: return .bluetoothOff
+        case .scanTimeout, .deviceNotFound: return .scanTimeout
+        case .connectionTimeout: return .connectionTimeout
+        case .serviceNotFound, .characteristicNotFound: return .deviceNotRecognized
+        case .pairingFailed: return .pairingFailed
+        default: return .connectionFailed(error.errorDescription ?? "\(error)")
+        }
+    }
+
+    private func mapLost(_ error: BLEError) -> GripFitError {
+        switch error {
+        case .bluetoothUnavailable: map(error)
+        default: .connectionLost
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import GripFit
+import TetherCore
+import TetherSimulator
+
+/// The default simulated world of the CLI (and any app that wants every emulator): the core's
+/// echo peripheral and bystanders plus one emulator per device module, at plausible distances.
+public enum DefaultWorld {
+    /// Fixed identifiers of the device emulators.
+    public enum IDs {
+        /// The GripFit dynamometer on the desk.
+        public static let gripFit = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000010")!)
+    }
+
+    /// The emulators running in a world, for scripts and demos that drive them.
+    public struct Emulators: Sendable {
+        /// The GripFit firmware.
+        public let gripFit: GripFitEmulator
+    }
+
+    /// Builds the world on a new radio.
+    @SimulationActor
+    public static func make(clock: some Clock<Duration>, seed: UInt64 = 1) -> (VirtualRadio, Emulators) {
+        let radio = SimulatedWorld.makeDefault(clock: clock, seed: seed)
+        let gripFit = GripFitEmulator()
+        radio.add(gripFit.makePeripheral(id: IDs.gripFit, distance: 0.8))
+        return (radio, Emulators(gripFit: gripFit))
+    }
+}

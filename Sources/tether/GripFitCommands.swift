@@ -1,0 +1,295 @@
+import ArgumentParser
+import Foundation
+import GripFit
+import Logging
+import TetherCore
+
+/// `tether gripfit …`: the grip-strength dynamometer.
+struct GripFitCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gripfit",
+        abstract: "Stream, record and decode GripFit grip-strength readings.",
+        subcommands: [Stream.self, Sessions.self, Parse.self])
+}
+
+extension GripFitCommands {
+    /// `tether gripfit stream`: connect, stream readings, save the session.
+    struct Stream: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Scan, connect, stream live readings, then save the session and print its summary.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: "How long to record, in seconds.")
+        var seconds: Double = 10
+
+        @Option(help: "Sample interval in ms (20–1000).")
+        var rate: Int?
+
+        @Flag(help: "Zero the scale before recording.")
+        var tare = false
+
+        @Flag(help: "A JSON line per reading, then the summary as JSON.")
+        var json = false
+
+        @Option(help: "The session database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
+        var database: String?
+
+        func validate() throws {
+            guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be between 0 and 3600") }
+            if let rate, !GripFitCommand.rateRange.contains(rate) {
+                throw ValidationError("--rate must be between 20 and 1000 ms (got \(rate))")
+            }
+        }
+
+        func run() async throws {
+            let environment = await Environment.make(global.driver)
+            let manager = BLEManager(central: environment.central)
+            do {
+                let device = try await GripFitFlow.findAndConnect(manager)
+                if !json { print("Connected to \(device.name) (\(device.id)); firmware \(await manager.deviceInfo?.firmwareVersion ?? "?")") }
+                if let rate { try await GripFitFlow.setRate(manager, rate) }
+                if tare { try await GripFitFlow.tare(manager) }
+                let record = try await GripFitFlow.record(manager, seconds: seconds, output: json ? .json : .live)
+                await manager.disconnect()
+                let store = try SQLiteGripSessionStore(path: database ?? SQLiteGripSessionStore.defaultPath())
+                try await store.save(record)
+                if json {
+                    print(try jsonLine(SessionLine(record.summary)))
+                } else {
+                    print(GripFitFlow.describe(record.summary))
+                }
+            } catch {
+                await manager.disconnect()
+                throw CLIError.from(error)
+            }
+        }
+    }
+
+    /// `tether gripfit sessions`: the saved sessions.
+    struct Sessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the saved grip sessions, newest first.")
+
+        @Flag(help: "One JSON object per session and line.")
+        var json = false
+
+        @Option(help: "The session database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
+        var database: String?
+
+        func run() async throws {
+            do {
+                let store = try SQLiteGripSessionStore(path: database ?? SQLiteGripSessionStore.defaultPath())
+                let sessions = try await store.allSessions()
+                for summary in sessions {
+                    print(json ? try jsonLine(SessionLine(summary)) : GripFitFlow.describe(summary))
+                }
+                if !json { print("\(sessions.count) session(s)") }
+            } catch {
+                throw CLIError.from(error)
+            }
+        }
+    }
+
+    /// `tether gripfit parse`: decode raw notification bytes from standard input.
+    struct Parse: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Decode raw GripFit notification bytes from standard input, one message per line.")
+
+        @Flag(help: "One JSON object per message: reading, status, info or invalid.")
+        var json = false
+
+        func run() async throws {
+            var framer = NewlineFramer(maxLineLength: 256)
+            var quiet = Logger(label: "tether.gripfit.parse")
+            quiet.logLevel = .critical
+            let parser = BLEMessageParser(logger: quiet)
+            let input = FileHandle.standardInput
+            while true {
+                let chunk = input.availableData
+                if chunk.isEmpty { break }
+                for line in framer.pushLines(chunk) { emit(parser.parseResult(line), raw: line) }
+            }
+            // A final line without its newline is still a message to report.
+            if framer.pendingByteCount > 0, let tail = framer.pushLines(Data("\n".utf8)).first {
+                emit(parser.parseResult(tail), raw: tail)
+            }
+        }
+
+        private func emit(_ result: Result<GripFitMessage, BLEMessageParser.ParseFailure>, raw: String) {
+            let record = ParsedLine(result, raw: raw)
+            if json {
+                print((try? jsonLine(record)) ?? "")
+            } else {
+                switch result {
+                case .success(let message): print(record.kind, record.value.map(String.init) ?? record.status ?? record.version ?? "", message.line)
+                case .failure(let failure): print("invalid", failure)
+                }
+            }
+        }
+    }
+}
+
+/// Steps shared by the stream command and the demo.
+enum GripFitFlow {
+    /// Scans for a GripFit and connects to the first one; throws the manager's error state.
+    static func findAndConnect(_ manager: BLEManager) async throws -> GripFitDevice {
+        let states = await manager.connectionStates()
+        await manager.startScanning()
+        var device: GripFitDevice?
+        for await devices in await manager.discoveredDeviceUpdates() {
+            if let first = devices.first { device = first; break }
+            if case .error(let error) = await manager.connectionState { throw error }
+        }
+        guard let device else { throw GripFitError.scanTimeout }
+        let statuses = await manager.statuses()
+        await manager.connect(to: device)
+        connecting: for await state in states {
+            switch state {
+            case .connected: break connecting
+            case .error(let error): throw error
+            default: continue
+            }
+        }
+        // The device introduces itself (D: then S:READY) right after the subscription.
+        _ = try? await within(2, "device introduction") {
+            for await status in statuses where status == .ready || status == .notReady { return true }
+            return false
+        }
+        return device
+    }
+
+    /// Tares and waits for `S:TARED` (or fails on `S:NOT_READY`).
+    static func tare(_ manager: BLEManager) async throws {
+        let statuses = await manager.statuses()
+        await manager.sendTare()
+        let tared = try await within(6, "tare") { () -> Bool in
+            for await status in statuses {
+                if status == .tared { return true }
+                if status == .notReady { return false }
+            }
+            return false
+        }
+        guard tared else { throw CLIError("the GripFit reports NOT_READY: check the load cell") }
+    }
+
+    /// Sets the rate and waits for its confirmation.
+    static func setRate(_ manager: BLEManager, _ ms: Int) async throws {
+        let statuses = await manager.statuses()
+        await manager.setSampleRate(ms: ms)
+        _ = try await within(6, "rate change") { () -> Bool in
+            for await status in statuses { if case .rate = status { return true } }
+            return false
+        }
+    }
+
+    /// How `record` shows readings as they arrive.
+    enum ReadingOutput { case live, json, none }
+
+    /// Records readings for `seconds`, showing them as asked, and returns the session.
+    static func record(_ manager: BLEManager, seconds: Double, output: ReadingOutput) async throws -> GripSessionRecord {
+        let readings = await manager.readings()
+        let startedAt = Date()
+        let collector = Task { () -> GripSession in
+            var session = GripSession(startedAt: startedAt)
+            let live = isatty(STDOUT_FILENO) != 0
+            var lastLine = Date.distantPast
+            for await reading in readings {
+                session.record(reading)
+                switch output {
+                case .none:
+                    continue
+                case .json:
+                    print((try? jsonLine(ReadingLine(reading))) ?? "")
+                case .live:
+                    let summary = session.summary()
+                    let text = String(format: "raw %9d   peak %9.0f   avg %9.0f   n=%d", reading.raw, summary.maxForce, summary.averageForce, summary.sampleCount)
+                    if live {
+                        print("\r" + text, terminator: "")
+                    } else if reading.receivedAt.timeIntervalSince(lastLine) >= 1 {
+                        print(text)
+                        lastLine = reading.receivedAt
+                    }
+                }
+                flushOutput()
+            }
+            if live && output == .live { print("") }
+            return session
+        }
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        collector.cancel()
+        let session = await collector.value
+        guard session.count > 0 else { throw CLIError("no readings arrived") }
+        return session.record(endedAt: Date())
+    }
+
+    static func describe(_ summary: GripSessionSummary) -> String {
+        let date = ISO8601DateFormatter().string(from: summary.startedAt)
+        return String(format: "%@  %@  %6.1f s  peak %9.0f  avg %9.0f  %5d samples",
+                      summary.id.uuidString.prefix(8).description, date, summary.duration, summary.maxForce, summary.averageForce, summary.sampleCount)
+    }
+}
+
+/// `tether gripfit parse --json` output.
+struct ParsedLine: Encodable {
+    let kind: String
+    var value: Int32?
+    var status: String?
+    var ms: Int?
+    var version: String?
+    var raw: String?
+    var reason: String?
+
+    init(_ result: Result<GripFitMessage, BLEMessageParser.ParseFailure>, raw: String) {
+        switch result {
+        case .success(.reading(let value)):
+            kind = "reading"
+            self.value = value
+        case .success(.status(let status)):
+            kind = "status"
+            switch status {
+            case .rate(let ms):
+                self.status = "RATE"
+                self.ms = ms
+            default:
+                self.status = status.wireValue
+            }
+        case .success(.deviceInfo(let version)):
+            kind = "info"
+            self.version = version
+        case .failure(let failure):
+            kind = "invalid"
+            self.raw = raw
+            reason = failure.description
+        }
+    }
+}
+
+/// One reading under `--json`.
+struct ReadingLine: Encodable {
+    let raw: Int32
+    let force: Double
+    let time: String
+    init(_ reading: GripReading) {
+        raw = reading.raw
+        force = reading.force
+        time = ISO8601DateFormatter().string(from: reading.receivedAt)
+    }
+}
+
+/// One session summary under `--json`.
+struct SessionLine: Encodable {
+    let id: String
+    let startedAt: String
+    let duration: Double
+    let maxForce: Double
+    let averageForce: Double
+    let sampleCount: Int
+    init(_ summary: GripSessionSummary) {
+        id = summary.id.uuidString
+        startedAt = ISO8601DateFormatter().string(from: summary.startedAt)
+        duration = summary.duration
+        maxForce = summary.maxForce
+        averageForce = summary.averageForce
+        sampleCount = summary.sampleCount
+    }
+}

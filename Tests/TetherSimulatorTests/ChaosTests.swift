@@ -3,7 +3,7 @@ import Testing
 @testable import TetherCore
 @testable import TetherSimulator
 
-@Suite("Random fault sequences")
+@Suite("Random fault sequences", .timeLimit(.minutes(3)))
 struct ChaosTests {
     enum Fault: CaseIterable {
         case outOfRange, backInRange, powerOff, powerOn, peripheralDisconnect, writeStalls, idle

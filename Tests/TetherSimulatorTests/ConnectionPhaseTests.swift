@@ -3,7 +3,7 @@ import Testing
 @testable import TetherCore
 @testable import TetherSimulator
 
-@Suite("Connection phases and timeouts")
+@Suite("Connection phases and timeouts", .timeLimit(.minutes(3)))
 struct ConnectionPhaseTests {
     @Test func connectWalksEveryPhaseInOrder() async throws {
         let h = await Harness()
@@ -165,7 +165,7 @@ struct ConnectionPhaseTests {
     }
 }
 
-@Suite("Connect after disconnect")
+@Suite("Connect after disconnect", .timeLimit(.minutes(3)))
 struct ConnectAfterDisconnectTests {
     @Test func connectDuringADisconnectionWaitsForItThenConnects() async throws {
         let h = await Harness()

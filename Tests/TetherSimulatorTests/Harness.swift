@@ -20,19 +20,9 @@ struct Harness {
         requiredCharacteristics: [EchoPeripheral.input, EchoPeripheral.info],
         notifyCharacteristics: [EchoPeripheral.output])
 
-    /// Fault tests log warnings and errors by design; keep the test output readable.
-    /// `TETHER_TEST_LOG=debug` shows them.
-    private static let quietLogging: Void = {
-        let level = ProcessInfo.processInfo.environment["TETHER_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-    }()
 
     init(centralState: CentralState = .poweredOn, link: LinkParameters = LinkParameters(), osAutoReconnect: Bool = true) async {
-        Self.quietLogging
+        SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 7, centralState: centralState)
         echo = EchoPeripheral()
         await radio.add(EchoPeripheral.makePeripheral(id: echoID, distance: 1.5, linkParameters: link, behavior: echo))

@@ -3,7 +3,7 @@ import Testing
 @testable import TetherCore
 @testable import TetherSimulator
 
-@Suite("Writes, reads, notifications and flow control")
+@Suite("Writes, reads, notifications and flow control", .timeLimit(.minutes(3)))
 struct OperationTests {
     @Test func notificationArmedBeforeTheWriteReceivesTheEcho() async throws {
         let h = await Harness()

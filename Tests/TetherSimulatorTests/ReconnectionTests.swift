@@ -10,7 +10,7 @@ actor Calls {
     nonisolated func record(_ name: String) { Task { await add(name) } }
 }
 
-@Suite("Link loss, reconnection, Bluetooth power and state restoration")
+@Suite("Link loss, reconnection, Bluetooth power and state restoration", .timeLimit(.minutes(3)))
 struct ReconnectionTests {
     static func configuration(_ policy: ReconnectPolicy) -> ConnectionConfiguration {
         var configuration = Harness.echoConfiguration

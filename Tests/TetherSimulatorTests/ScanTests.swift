@@ -3,7 +3,7 @@ import Testing
 @testable import TetherCore
 @testable import TetherSimulator
 
-@Suite("Scanning on the simulated radio")
+@Suite("Scanning on the simulated radio", .timeLimit(.minutes(3)))
 struct ScanTests {
     /// The default world (echo, heart-rate strap, beacon) on a test clock.
     struct World {

@@ -17,7 +17,7 @@ final class RecordingBehavior: PeripheralBehavior {
     }
 }
 
-@Suite("The virtual radio's link model")
+@Suite("The virtual radio's link model", .timeLimit(.minutes(3)))
 struct VirtualRadioTests {
     static let service = BluetoothUUID("0000AAAA-0000-4000-8000-000000000000")
     static let notify = CharacteristicPath(service: service, characteristic: "0000AAAA-0000-4000-8000-000000000001")

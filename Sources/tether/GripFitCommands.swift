@@ -116,7 +116,7 @@ extension GripFitCommands {
         }
 
         private func emit(_ result: Result<GripFitMessage, BLEMessageParser.ParseFailure>, raw: String) {
-            let record = ParsedLine(result, raw: raw)
+            let record = GripFitParseReport(result, raw: raw)
             if json {
                 print((try? jsonLine(record)) ?? "")
             } else {
@@ -226,41 +226,6 @@ enum GripFitFlow {
         let date = ISO8601DateFormatter().string(from: summary.startedAt)
         return String(format: "%@  %@  %6.1f s  peak %9.0f  avg %9.0f  %5d samples",
                       summary.id.uuidString.prefix(8).description, date, summary.duration, summary.maxForce, summary.averageForce, summary.sampleCount)
-    }
-}
-
-/// `tether gripfit parse --json` output.
-struct ParsedLine: Encodable {
-    let kind: String
-    var value: Int32?
-    var status: String?
-    var ms: Int?
-    var version: String?
-    var raw: String?
-    var reason: String?
-
-    init(_ result: Result<GripFitMessage, BLEMessageParser.ParseFailure>, raw: String) {
-        switch result {
-        case .success(.reading(let value)):
-            kind = "reading"
-            self.value = value
-        case .success(.status(let status)):
-            kind = "status"
-            switch status {
-            case .rate(let ms):
-                self.status = "RATE"
-                self.ms = ms
-            default:
-                self.status = status.wireValue
-            }
-        case .success(.deviceInfo(let version)):
-            kind = "info"
-            self.version = version
-        case .failure(let failure):
-            kind = "invalid"
-            self.raw = raw
-            reason = failure.description
-        }
     }
 }
 

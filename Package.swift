@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherSimulator", targets: ["TetherSimulator"]),
         .library(name: "GripFit", targets: ["GripFit"]),
+        .library(name: "Kiro", targets: ["Kiro"]),
         .library(name: "TetherWorld", targets: ["TetherWorld"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
@@ -43,10 +44,20 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Kiro E-ink desk companion: protocol codecs, session, focus time, emulator.
+        .target(
+            name: "Kiro",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
-            dependencies: ["TetherCore", "TetherSimulator", "GripFit"]
+            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro"]
         ),
         .executableTarget(
             name: "tether",
@@ -55,6 +66,7 @@ let package = Package(
                 "TetherSimulator",
                 "TetherWorld",
                 "GripFit",
+                "Kiro",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
@@ -72,6 +84,17 @@ let package = Package(
             name: "GripFitTests",
             dependencies: [
                 "GripFit",
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "KiroTests",
+            dependencies: [
+                "Kiro",
                 "TetherCore",
                 "TetherSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),

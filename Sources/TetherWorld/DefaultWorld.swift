@@ -1,5 +1,6 @@
 import Foundation
 import GripFit
+import Kiro
 import TetherCore
 import TetherSimulator
 
@@ -10,12 +11,16 @@ public enum DefaultWorld {
     public enum IDs {
         /// The GripFit dynamometer on the desk.
         public static let gripFit = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000010")!)
+        /// The Kiro E-ink companion.
+        public static let kiro = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000020")!)
     }
 
     /// The emulators running in a world, for scripts and demos that drive them.
     public struct Emulators: Sendable {
         /// The GripFit firmware.
         public let gripFit: GripFitEmulator
+        /// The Kiro firmware.
+        public let kiro: KiroEmulator
     }
 
     /// Builds the world on a new radio.
@@ -24,6 +29,8 @@ public enum DefaultWorld {
         let radio = SimulatedWorld.makeDefault(clock: clock, seed: seed)
         let gripFit = GripFitEmulator()
         radio.add(gripFit.makePeripheral(id: IDs.gripFit, distance: 0.8))
-        return (radio, Emulators(gripFit: gripFit))
+        let kiro = KiroEmulator()
+        radio.add(kiro.makePeripheral(id: IDs.kiro, distance: 1.2))
+        return (radio, Emulators(gripFit: gripFit, kiro: kiro))
     }
 }

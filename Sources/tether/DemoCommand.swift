@@ -22,6 +22,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await story.run()
             if let emulators = environment.emulators {
                 try await GripFitDemoChapter(central: environment.central, radio: radio, emulator: emulators.gripFit, timeline: story.timeline).run()
+                try await KiroDemoChapter(central: environment.central, radio: radio, emulator: emulators.kiro, timeline: story.timeline).run()
             }
             print("\nDemo passed.")
         } catch {

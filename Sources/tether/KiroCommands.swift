@@ -1,0 +1,210 @@
+import ArgumentParser
+import Foundation
+import Kiro
+import TetherCore
+import TetherSimulator
+import TetherWorld
+
+/// `tether kiro …`: the E-ink desk companion.
+struct KiroCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kiro",
+        abstract: "Encode Kiro commands, decode its events, push a day to it and read focus time.",
+        subcommands: [Encode.self, DecodeEvent.self, Push.self, Focus.self])
+}
+
+extension KiroCommands {
+    /// The command names `encode` accepts.
+    enum CommandName: String, ExpressibleByArgument, CaseIterable {
+        case petStatus = "pet-status", taskList = "task-list", schedule, weather, time
+        case dayPack = "day-pack", taskInPage = "task-in-page", deviceMode = "device-mode"
+
+        static var allValueStrings: [String] { allCases.map(\.rawValue) }
+
+        func command(from json: Data) throws -> KiroCommand {
+            let decoder = JSONDecoder()
+            switch self {
+            case .petStatus: return .petStatus(try decoder.decode(PetStatus.self, from: json))
+            case .taskList: return .taskList(try decoder.decode(TaskList.self, from: json))
+            case .schedule: return .schedule(try decoder.decode(Schedule.self, from: json))
+            case .weather: return .weather(try decoder.decode(Weather.self, from: json))
+            case .time: return .time(try decoder.decode(TimeSync.self, from: json))
+            case .dayPack: return .dayPack(try decoder.decode(DayPack.self, from: json))
+            case .taskInPage: return .taskInPage(try decoder.decode(TaskInPage.self, from: json))
+            case .deviceMode: return .deviceMode(try decoder.decode(DeviceModeCommand.self, from: json).mode)
+            }
+        }
+    }
+
+    /// `tether kiro encode <command> --json <json-or-@file>`.
+    struct Encode: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a command's packet as hex.")
+
+        @Argument(help: "pet-status, task-list, schedule, weather, time, day-pack, task-in-page or device-mode.")
+        var command: CommandName
+
+        @Option(help: "The model as JSON, or @FILE to read it from a file.")
+        var json: String
+
+        @Flag(help: "Append the CRC-16/CCITT-FALSE of the payload (later protocol versions).")
+        var checksum = false
+
+        func run() async throws {
+            do {
+                let text = json.hasPrefix("@") ? try String(contentsOfFile: String(json.dropFirst()), encoding: .utf8) : json
+                let packet = try command.command(from: Data(text.utf8)).packet(checksum: checksum)
+                print(packet.map { String(format: "%02X", $0) }.joined(separator: " "))
+            } catch let error as DecodingError {
+                throw CLIError("invalid \(command.rawValue) JSON: \(describe(error))")
+            } catch {
+                throw CLIError.from(error)
+            }
+        }
+    }
+
+    /// `tether kiro decode-event <hex>`.
+    struct DecodeEvent: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "decode-event", abstract: "Print a device event packet as JSON.")
+
+        @Argument(help: "The packet as hex (spaces allowed), e.g. \"20 00\".")
+        var hex: [String]
+
+        func run() async throws {
+            let text = hex.joined().replacingOccurrences(of: " ", with: "")
+            guard text.count.isMultiple(of: 2), !text.isEmpty else { throw CLIError("the hex must have an even number of digits") }
+            var bytes = Data()
+            var index = text.startIndex
+            while index < text.endIndex {
+                let next = text.index(index, offsetBy: 2)
+                guard let byte = UInt8(text[index..<next], radix: 16) else { throw CLIError("not hex: \(text[index..<next])") }
+                bytes.append(byte)
+                index = next
+            }
+            switch KiroEventDecoder().decodeResult(bytes) {
+            case .success(let event): print(try jsonLine(KiroEventReport(event)))
+            case .failure(let error): throw CLIError("cannot decode the event: \(error)")
+            }
+        }
+    }
+
+    /// `tether kiro push <day.json>`.
+    struct Push: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Connect, sync the time, send the day, show the device's pages, then follow its events live.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "The day as JSON (DayPack model); omit for the built-in sample day.")
+        var day: String?
+
+        @Option(help: "How long to follow events, in seconds.")
+        var seconds: Double = 12
+
+        @Flag(help: "On the simulator, do not script a user pressing the wheel.")
+        var noScript = false
+
+        func run() async throws {
+            do {
+                let dayPack = try day.map { try JSONDecoder().decode(DayPack.self, from: Data(contentsOf: URL(fileURLWithPath: $0))) } ?? KiroSampleDay.dayPack()
+                let environment = await Environment.make(global.driver)
+                let store = try SQLiteFocusSessionStore(path: SQLiteFocusSessionStore.defaultPath())
+                try await KiroStory(central: environment.central, radio: environment.radio, emulator: environment.emulators?.kiro,
+                                    timeline: DemoTimeline(), focusStore: store)
+                    .push(dayPack, follow: seconds, script: !noScript)
+            } catch let error as DecodingError {
+                throw CLIError("invalid day JSON: \(describe(error))")
+            } catch {
+                throw CLIError.from(error)
+            }
+        }
+    }
+
+    /// `tether kiro focus`.
+    struct Focus: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stored focus sessions and their focus time.")
+
+        @Flag(help: "One JSON object per session and line.")
+        var json = false
+
+        func run() async throws {
+            do {
+                let store = try SQLiteFocusSessionStore(path: SQLiteFocusSessionStore.defaultPath())
+                let calculator = FocusTimeCalculator()
+                // No Screen Time on this platform: no unlocks are known.
+                let source = StaticScreenActivitySource([])
+                var total: TimeInterval = 0
+                let sessions = try await store.allSessions()
+                for session in sessions {
+                    let focus = try await calculator.focusTime(for: session, source: source)
+                    total += focus
+                    if json {
+                        print(try jsonLine(FocusLine(session, focus: focus)))
+                    } else {
+                        let minutes = (session.duration ?? 0) / 60
+                        print(String(format: "%@  %@  %-9@ %6.1f min  focus %6.1f min", ISO8601DateFormatter().string(from: session.start), session.taskId, session.outcome.rawValue, minutes, focus / 60))
+                    }
+                }
+                if !json { print(String(format: "%d session(s), %.1f min of focus", sessions.count, total / 60)) }
+            } catch {
+                throw CLIError.from(error)
+            }
+        }
+    }
+}
+
+/// The JSON of `decode-event`.
+struct KiroEventReport: Encodable {
+    let type: String
+    var taskId: String?
+    var itemId: String?
+    var eventId: String?
+    var timestamp: UInt32?
+    var batteryLevel: UInt8?
+
+    init(_ event: KiroEvent) {
+        type = event.type.rawValue
+        switch event.type {
+        case .wheelSelect: itemId = event.id
+        case .viewEventDetail: eventId = event.id
+        default: taskId = event.id
+        }
+        timestamp = event.timestamp
+        batteryLevel = event.batteryLevel
+    }
+}
+
+/// The JSON of `focus --json`.
+struct FocusLine: Encodable {
+    let id: String
+    let taskId: String
+    let start: String
+    let end: String?
+    let outcome: String
+    let duration: Double?
+    let focusTime: Double
+
+    init(_ session: FocusSession, focus: TimeInterval) {
+        let formatter = ISO8601DateFormatter()
+        id = session.id.uuidString
+        taskId = session.taskId
+        start = formatter.string(from: session.start)
+        end = session.end.map(formatter.string(from:))
+        outcome = session.outcome.rawValue
+        duration = session.duration
+        focusTime = focus
+    }
+}
+
+/// One line for a JSON decoding error: where and what.
+func describe(_ error: DecodingError) -> String {
+    func path(_ context: DecodingError.Context) -> String {
+        let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        return keys.isEmpty ? "" : " at \(keys)"
+    }
+    switch error {
+    case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\"\(path(context))"
+    case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+        return "\(context.debugDescription)\(path(context))"
+    @unknown default: return "\(error)"
+    }
+}

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "TetherSimulator", targets: ["TetherSimulator"]),
         .library(name: "GripFit", targets: ["GripFit"]),
         .library(name: "Kiro", targets: ["Kiro"]),
+        .library(name: "Tybe", targets: ["Tybe"]),
         .library(name: "TetherWorld", targets: ["TetherWorld"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
@@ -54,6 +55,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Tybe phone-as-keyboard: planner, frames, status, client, bridge/dongle/host emulator.
+        .target(
+            name: "Tybe",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
@@ -95,6 +105,17 @@ let package = Package(
             name: "KiroTests",
             dependencies: [
                 "Kiro",
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "TybeTests",
+            dependencies: [
+                "Tybe",
                 "TetherCore",
                 "TetherSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),

@@ -1,0 +1,1 @@
+// The Tybe module: Protocol/ (planner, frames, status), Client/, Emulator/.

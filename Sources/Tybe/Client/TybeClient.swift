@@ -1,0 +1,333 @@
+import Foundation
+import Logging
+import TetherCore
+
+/// What the client reports while it works (the view model turns these into pills and log lines).
+public enum TybeClientEvent: Sendable, Hashable {
+    /// The link state changed.
+    case link(TybeLinkState)
+    /// A status notification arrived from the bridge.
+    case status(TybeStatus)
+    /// A frame went out.
+    case frameSent(seq: UInt8, keys: Int)
+    /// Compose progress: `sent` of `total` frames written, `acknowledged` confirmed by status.
+    case progress(sent: Int, acknowledged: Int, total: Int)
+    /// Characters the planner could not type.
+    case untypeable([UntypeableCharacter])
+    /// Something went wrong (a log line for the user).
+    case problem(String)
+}
+
+/// The BLE link pill of §2.1.
+public enum TybeLinkState: String, Sendable, Hashable {
+    /// No link.
+    case idle
+    /// Scanning and connecting.
+    case connecting
+    /// Connected and subscribed to Status.
+    case connected
+    /// The last attempt or link failed.
+    case failed
+}
+
+/// Errors a send can end with.
+public enum TybeClientError: Error, Sendable, Hashable, LocalizedError {
+    /// No bridge with the configured name was found.
+    case bridgeNotFound(String)
+    /// The bridge did not answer a frame with a status in time; the link was dropped.
+    case statusTimeout(seq: UInt8)
+    /// The link failed; the next action reconnects.
+    case linkFailed(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .bridgeNotFound(let name): "No bridge named \"\(name)\" was found."
+        case .statusTimeout(let seq): "The bridge did not confirm frame \(seq); the link was reset."
+        case .linkFailed(let why): "The BLE link failed: \(why)"
+        }
+    }
+}
+
+/// The Tybe client of the mobile spec (§3) over Tether's core: one persistent connection to the
+/// bridge, Status subscribed at once, frames written without response.
+///
+/// Keyboard mode sends one frame per key event; compose mode plans a whole text, chunks it to
+/// the link's maximum write length and streams it with a window of unacknowledged frames.
+/// On a write error or a status timeout the connection is dropped and the next action
+/// reconnects (§3.4); a status carrying an error is reported but never disconnects.
+public actor TybeClient {
+    /// The advertised name of the bridge to use.
+    public var bridgeName: String
+    private let central: Central
+    private let clock: any Clock<Duration>
+    private let logger: Logger
+    private let statusTimeout: Duration
+    private let window: Int
+    private var connection: ConnectionStateMachine?
+    private var listener: Task<Void, Never>?
+    private var nextSeq: UInt8 = 0
+    private var broadcaster = Broadcaster<TybeClientEvent>(bufferSize: 4096)
+    private var waiters: [UInt8: CheckedContinuation<TybeStatus?, Never>] = [:]
+    private var early: [UInt8: TybeStatus] = [:]
+    /// The last status the bridge sent.
+    public private(set) var lastStatus: TybeStatus?
+    /// The link state.
+    public private(set) var linkState: TybeLinkState = .idle
+
+    /// Creates a client.
+    /// - Parameters:
+    ///   - statusTimeout: how long a frame may wait for its status before the link is dropped.
+    ///   - window: how many compose frames may be unacknowledged at once (below the bridge's queue).
+    public init(
+        central: Central,
+        bridgeName: String = TybeGATT.defaultBridgeName,
+        clock: any Clock<Duration> = ContinuousClock(),
+        statusTimeout: Duration = .seconds(3),
+        window: Int = 8,
+        logger: Logger = Logger(label: "tether.tybe")
+    ) {
+        self.central = central
+        self.bridgeName = bridgeName
+        self.clock = clock
+        self.statusTimeout = statusTimeout
+        self.window = max(1, window)
+        self.logger = logger
+    }
+
+    /// Events for the UI.
+    public func events() -> AsyncStream<TybeClientEvent> { broadcaster.subscribe() }
+
+    /// Changes the bridge name (takes effect at the next connection).
+    public func setBridgeName(_ name: String) { bridgeName = name }
+
+    // MARK: Link
+
+    /// Opens the link without sending a frame (the Connect button).
+    public func connect() async throws {
+        if let connection, await connection.isConnected { return }
+        setLink(.connecting)
+        do {
+            let peripheral: DiscoveredPeripheral
+            do {
+                peripheral = try await central.discover(filter: ScanFilter(name: .exact(bridgeName)), timeout: .seconds(10))
+            } catch BLEError.scanTimeout {
+                throw TybeClientError.bridgeNotFound(bridgeName)
+            }
+            let connection = await central.connection(to: peripheral.id, configuration: ConnectionConfiguration(
+                services: [TybeGATT.serviceUUID],
+                requiredCharacteristics: [TybeGATT.textInput, TybeGATT.config, TybeGATT.control],
+                notifyCharacteristics: [TybeGATT.status],
+                reconnectPolicy: .never))
+            self.connection = connection
+            // Subscribe before the link is up: the bridge greets every connection with a status.
+            let statuses = await connection.notifications(for: TybeGATT.status)
+            listener?.cancel()
+            listener = Task { [weak self] in
+                for await data in statuses { await self?.received(data) }
+                await self?.linkEnded()
+            }
+            try await connection.connect()
+            // A new connection resets the bridge's duplicate filter; seq keeps counting anyway.
+            setLink(.connected)
+        } catch {
+            setLink(.failed)
+            emit(.problem(describe(error)))
+            throw error is TybeClientError ? error : TybeClientError.linkFailed(describe(error))
+        }
+    }
+
+    /// Drops the persistent connection (the Reset button).
+    public func reset() async {
+        listener?.cancel()
+        listener = nil
+        if let connection { await connection.disconnect() }
+        connection = nil
+        failWaiters()
+        setLink(.idle)
+    }
+
+    /// Reads the bridge's Config (firmware, ESB address and channel).
+    public func readConfig() async throws -> TybeConfig {
+        let connection = try await connected()
+        let data = try await connection.read(TybeGATT.config)
+        guard let config = TybeConfig(data) else { throw TybeClientError.linkFailed("Config is \(data.count) bytes, expected 10") }
+        return config
+    }
+
+    /// Sets the bridge's ESB channel (0…100).
+    public func setChannel(_ channel: Int) async throws {
+        let value = try TybeConfig.channelWrite(channel)
+        try await connected().write(value, to: TybeGATT.config, type: .withResponse)
+    }
+
+    /// Asks the bridge for a status notification (Control `0x01`).
+    public func requestStatus() async throws {
+        try await connected().write(TybeControl.requestStatus, to: TybeGATT.control, type: .withoutResponse)
+    }
+
+    // MARK: Keyboard mode
+
+    /// Sends one key event as one frame, written without response.
+    public func send(_ stroke: KeyStroke) async throws {
+        let connection = try await connected()
+        let seq = takeSeq()
+        let frame = TybeFrame(seq: seq, opcodes: TybeOpcode.encode([stroke]))
+        do {
+            try await connection.write(frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
+            emit(.frameSent(seq: seq, keys: 1))
+        } catch {
+            await dropLink("write failed: \(describe(error))")
+            throw TybeClientError.linkFailed(describe(error))
+        }
+    }
+
+    // MARK: Compose mode
+
+    /// Plans `text`, chunks it to the link, streams the frames and waits for every status.
+    ///
+    /// Returns the statuses in frame order. Untypeable characters are reported on ``events()``
+    /// and in the returned plan; they are skipped, never silently dropped.
+    @discardableResult
+    public func compose(_ text: String) async throws -> (plan: TybePlan, statuses: [TybeStatus]) {
+        let plan = TybePlanner.plan(text)
+        if !plan.untypeable.isEmpty { emit(.untypeable(plan.untypeable)) }
+        guard !plan.opcodes.isEmpty else { return (plan, []) }
+        let connection = try await connected()
+        let maxWrite = try await connection.maximumWriteValueLength(for: .withoutResponse)
+        let frames = TybeFrameBuilder.chunk(opcodes: plan.opcodes, startingSeq: nextSeq, maxFrameBytes: min(255, maxWrite))
+        nextSeq = frames.last.map { $0.seq &+ 1 } ?? nextSeq
+        var statuses: [TybeStatus?] = Array(repeating: nil, count: frames.count)
+        var acknowledged = 0
+        var inFlight: [(index: Int, task: Task<TybeStatus?, Never>)] = []
+        for (index, frame) in frames.enumerated() {
+            if inFlight.count >= window {
+                let oldest = inFlight.removeFirst()
+                statuses[oldest.index] = try await settle(oldest.task, seq: frames[oldest.index].seq)
+                acknowledged += 1
+                emit(.progress(sent: index, acknowledged: acknowledged, total: frames.count))
+            }
+            // Arm the wait before the write that provokes the status.
+            let waiter = armStatus(for: frame.seq)
+            do {
+                try await connection.write(frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
+            } catch {
+                waiter.cancel()
+                await dropLink("write failed: \(describe(error))")
+                throw TybeClientError.linkFailed(describe(error))
+            }
+            emit(.frameSent(seq: frame.seq, keys: frame.opcodes.count / 3))
+            inFlight.append((index, waiter))
+        }
+        for pending in inFlight {
+            statuses[pending.index] = try await settle(pending.task, seq: frames[pending.index].seq)
+            acknowledged += 1
+            emit(.progress(sent: frames.count, acknowledged: acknowledged, total: frames.count))
+        }
+        return (plan, statuses.compactMap { $0 })
+    }
+
+    private func settle(_ task: Task<TybeStatus?, Never>, seq: UInt8) async throws -> TybeStatus {
+        guard let status = await task.value else {
+            await dropLink("no status for frame \(seq)")
+            throw TybeClientError.statusTimeout(seq: seq)
+        }
+        return status
+    }
+
+    /// A task that resolves with the status for `seq`, or nil after the status timeout.
+    private func armStatus(for seq: UInt8) -> Task<TybeStatus?, Never> {
+        early[seq] = nil
+        let clock = self.clock, timeout = statusTimeout
+        let wait = Task { [weak self] () -> TybeStatus? in
+            await self?.waitStatus(seq)
+        }
+        Task { [weak self] in
+            try? await clock.sleep(for: timeout)
+            await self?.expire(seq)
+        }
+        // A status that beats the waiter to the actor is parked in `early`, so none is missed.
+        return wait
+    }
+
+    private func waitStatus(_ seq: UInt8) async -> TybeStatus? {
+        if let status = early.removeValue(forKey: seq) { return status }
+        return await withCheckedContinuation { waiters[seq] = $0 }
+    }
+
+    private func expire(_ seq: UInt8) {
+        waiters.removeValue(forKey: seq)?.resume(returning: nil)
+    }
+
+    private func failWaiters() {
+        let all = waiters
+        waiters.removeAll()
+        for waiter in all.values { waiter.resume(returning: nil) }
+    }
+
+    // MARK: Internals
+
+    private func connected() async throws -> ConnectionStateMachine {
+        if let connection, await connection.isConnected { return connection }
+        // §3.4: reconnect on the next user action.
+        try await connect()
+        guard let connection else { throw TybeClientError.linkFailed("no connection") }
+        return connection
+    }
+
+    private func takeSeq() -> UInt8 {
+        defer { nextSeq &+= 1 }
+        return nextSeq
+    }
+
+    private func received(_ data: Data) {
+        guard let status = TybeStatus(data) else {
+            logger.warning("Ignoring a \(data.count)-byte status")
+            return
+        }
+        lastStatus = status
+        emit(.status(status))
+        if let error = status.errorDescription {
+            logger.warning("Bridge reports \(error) for frame \(status.seq)")
+        }
+        if status.ackReceived || status.errorCode != 0 {
+            if let waiter = waiters.removeValue(forKey: status.seq) {
+                waiter.resume(returning: status)
+            } else {
+                early[status.seq] = status
+            }
+        }
+    }
+
+    private func linkEnded() {
+        if linkState == .connected {
+            setLink(.failed)
+            emit(.problem("the link to the bridge dropped"))
+        }
+        failWaiters()
+    }
+
+    private func dropLink(_ why: String) async {
+        logger.warning("Dropping the link: \(why)")
+        emit(.problem(why))
+        listener?.cancel()
+        listener = nil
+        if let connection { await connection.disconnect() }
+        connection = nil
+        failWaiters()
+        setLink(.failed)
+    }
+
+    private func setLink(_ state: TybeLinkState) {
+        guard state != linkState else { return }
+        linkState = state
+        emit(.link(state))
+    }
+
+    private func emit(_ event: TybeClientEvent) {
+        broadcaster.yield(event, logger: logger)
+    }
+
+    private func describe(_ error: any Error) -> String {
+        (error as? LocalizedError)?.errorDescription ?? "\(error)"
+    }
+}

@@ -1,1 +1,0 @@
-// The Tybe module: Protocol/ (planner, frames, status), Client/, Emulator/.

@@ -67,7 +67,7 @@ let package = Package(
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
-            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro"]
+            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro", "Tybe"]
         ),
         .executableTarget(
             name: "tether",
@@ -77,6 +77,7 @@ let package = Package(
                 "TetherWorld",
                 "GripFit",
                 "Kiro",
+                "Tybe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),

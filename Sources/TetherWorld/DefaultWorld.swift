@@ -1,6 +1,7 @@
 import Foundation
 import GripFit
 import Kiro
+import Tybe
 import TetherCore
 import TetherSimulator
 
@@ -13,6 +14,8 @@ public enum DefaultWorld {
         public static let gripFit = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000010")!)
         /// The Kiro E-ink companion.
         public static let kiro = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000020")!)
+        /// The Tybe keyboard bridge.
+        public static let tybe = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000030")!)
     }
 
     /// The emulators running in a world, for scripts and demos that drive them.
@@ -21,6 +24,8 @@ public enum DefaultWorld {
         public let gripFit: GripFitEmulator
         /// The Kiro firmware.
         public let kiro: KiroEmulator
+        /// The Tybe bridge (with its dongle and target host).
+        public let tybe: TybeBridgeEmulator
     }
 
     /// Builds the world on a new radio.
@@ -31,6 +36,8 @@ public enum DefaultWorld {
         radio.add(gripFit.makePeripheral(id: IDs.gripFit, distance: 0.8))
         let kiro = KiroEmulator()
         radio.add(kiro.makePeripheral(id: IDs.kiro, distance: 1.2))
-        return (radio, Emulators(gripFit: gripFit, kiro: kiro))
+        let tybe = TybeBridgeEmulator()
+        radio.add(tybe.makePeripheral(id: IDs.tybe, distance: 2.0))
+        return (radio, Emulators(gripFit: gripFit, kiro: kiro, tybe: tybe))
     }
 }

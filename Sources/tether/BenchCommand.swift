@@ -26,6 +26,12 @@ struct BenchCommand: AsyncParsableCommand {
         do {
             report("newline_framer_throughput", try framerThroughput(), "MB/s")
             report("notification_cost", try await notificationCost(), "us/notification")
+            let keys = try await TybeBench.keyLatencyP99()
+            report("tybe_key_to_driver_write_p50", keys.p50, "us")
+            report("tybe_key_to_driver_write_p99", keys.p99, "us")
+            let korean = try await TybeBench.koreanDelivery()
+            report("tybe_korean_2000_chars_delivery_time_mtu185_15ms", korean.seconds, "s_virtual")
+            report("tybe_korean_2000_chars_fraction_of_link_capacity", korean.fraction, "fraction_of_capacity")
             for mtu in [23, 185, 247] {
                 let figures = try await linkEfficiency(mtu: mtu)
                 report("write_without_response_throughput_mtu\(mtu)", figures.withoutResponseRate / 1000, "kB/s")

@@ -30,18 +30,18 @@ import TetherSimulator
 @SimulationActor
 public final class TybeBridgeEmulator: PeripheralBehavior {
     /// ATT error 0x13 "Value Not Allowed" (Core Specification v5.x, Vol 3, Part F, 3.4.1.1).
-    public static let valueNotAllowed = ATTError(0x13)
+    public nonisolated static let valueNotAllowed = ATTError(0x13)
     /// Interval of the heartbeat status.
-    public static let heartbeatInterval: Duration = .seconds(2)
+    public nonisolated static let heartbeatInterval: Duration = .seconds(2)
     /// Time without any dongle ACK after which the dongle-linked flag clears.
-    public static let linkTimeout: Duration = .seconds(4)
+    public nonisolated static let linkTimeout: Duration = .seconds(4)
 
     /// The advertised local name.
     public nonisolated let name: String
     /// Frames the bridge may hold (queued or being typed) before it answers BUSY.
     public nonisolated let queueCapacity: Int
     /// The dongle at the other end of the ESB link.
-    public let dongle: TybeDongle
+    public nonisolated let dongle: TybeDongle
 
     /// Text Input writes received (every write, including rejected ones).
     public private(set) var framesReceived = 0

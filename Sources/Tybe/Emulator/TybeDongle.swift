@@ -12,7 +12,7 @@ import TetherSimulator
 @SimulationActor
 public final class TybeDongle {
     /// The computer the dongle is plugged into.
-    public let host: TybeHost
+    public nonisolated let host: TybeHost
     /// One-way radio time from the bridge to the dongle.
     public let radioLatency: Duration
     /// Time the dongle takes per key on USB.

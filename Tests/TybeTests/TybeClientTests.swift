@@ -1,0 +1,248 @@
+import Clocks
+import Foundation
+import Testing
+@testable import TetherCore
+@testable import TetherSimulator
+@testable import Tybe
+
+/// A bridge, dongle and host on a virtual radio, and a client, on a test clock.
+struct TybeWorld {
+    let clock = TestClock<Duration>()
+    let radio: VirtualRadio
+    let bridge: TybeBridgeEmulator
+    let client: TybeClient
+    let id = PeripheralID(UUID(uuidString: "74796265-0000-4000-8000-0000000000AA")!)
+
+    init(mtu: Int = 185, host: TybeHost.InputSource = .english) async {
+        SimulationLogging.bootstrapForTests()
+        radio = VirtualRadio(clock: clock, seed: 9)
+        bridge = TybeBridgeEmulator(dongle: TybeDongle(host: TybeHost(inputSource: host)))
+        let peripheral = bridge.makePeripheral(id: id)
+        await { @SimulationActor in peripheral.linkParameters.preferredMTU = mtu }()
+        await radio.add(peripheral)
+        let central = Central(driver: await SimulatedDriver(radio: radio), clock: clock)
+        client = TybeClient(central: central, clock: clock)
+    }
+
+    func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let clock = self.clock
+        return try await VirtualTime.run(step: .milliseconds(5), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+    }
+
+    func advance(_ duration: Duration) async throws {
+        let timeline = radio.timeline
+        let end = timeline.now + duration
+        try await run { while timeline.now < end { await Task.yield() } }
+    }
+
+    var hostText: String {
+        get async {
+            let host = bridge.dongle.host
+            return await { @SimulationActor in host.text }()
+        }
+    }
+
+    /// Waits (in virtual time) until the host shows `text`.
+    func waitForHost(_ text: String) async throws {
+        let host = bridge.dongle.host
+        try await run { while await ({ @SimulationActor in host.text }()) != text { await Task.yield() } }
+    }
+}
+
+@Suite("Tybe client through the bridge emulator", .timeLimit(.minutes(3)))
+struct TybeClientTests {
+    @Test func connectSendsNoFrameAndSubscribesToStatusAtOnce() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        try await world.advance(.milliseconds(100))
+        #expect(await world.bridge.framesReceived == 0)
+        let status = try #require(await client.lastStatus)
+        #expect(status.bridgeReady)
+        #expect(await client.linkState == .connected)
+    }
+
+    @Test func composeTypesKoreanAndASCIIOnAKoreanHost() async throws {
+        let world = await TybeWorld(host: .korean)
+        let client = world.client
+        let result = try await world.run { try await client.compose("안녕하세요 hello") }
+        try await world.waitForHost("안녕하세요 ㅗ디ㅣㅐ")
+        #expect(result.plan.untypeable.isEmpty)
+        #expect(result.statuses.allSatisfy { $0.errorCode == 0 && $0.ackReceived })
+    }
+
+    @Test func composeTypesASCIIOnAnEnglishHost() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let text = "Hello, World! 1+1=2 (ok) ~`|\\\"'"
+        _ = try await world.run { try await client.compose(text) }
+        try await world.waitForHost(text)
+    }
+
+    @Test(arguments: [23, 27, 64, 185, 247])
+    func framesFitTheLinkAndArriveInOrder(mtu: Int) async throws {
+        let world = await TybeWorld(mtu: mtu)
+        let client = world.client
+        let text = String(repeating: "abcdefghij", count: 30)
+        let result = try await world.run { try await client.compose(text) }
+        try await world.waitForHost(text)
+        let limit = min(255, mtu - 3)
+        let frames = TybeFrameBuilder.chunk(opcodes: result.plan.opcodes, startingSeq: 0, maxFrameBytes: limit)
+        #expect(result.statuses.count == frames.count)
+        #expect(frames.allSatisfy { $0.bytes.count <= limit })
+    }
+
+    @Test func untypeableCharactersAreReportedNotDropped() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let result = try await world.run { try await client.compose("a😀b中c") }
+        #expect(result.plan.untypeable.map(\.character) == ["😀", "中"])
+        try await world.waitForHost("abc")
+    }
+
+    @Test func keyboardModeSendsOneFramePerKeyWithoutResponse() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        for character in "hi!" {
+            let stroke = try #require(AsciiKeymap.keystroke(for: character))
+            try await world.run { try await client.send(stroke) }
+        }
+        try await world.waitForHost("hi!")
+        #expect(await world.bridge.framesReceived == 3)
+    }
+
+    @Test func seqWrapsAcrossManyFrames() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        let stroke = try #require(AsciiKeymap.keystroke(for: "x"))
+        for _ in 0..<260 {
+            try await world.run { try await client.send(stroke) }
+            // A fast typist, not a flood: the bridge's queue never fills.
+            try await world.advance(.milliseconds(20))
+        }
+        try await world.waitForHost(String(repeating: "x", count: 260))
+        // 260 frames: seq went 0…255 then 0…3 without a duplicate being reported.
+        #expect(await world.bridge.lastSeq == 3)
+        #expect(await world.bridge.statusesSent.allSatisfy { $0.errorCode != TybeStatusCode.duplicateSeq.rawValue })
+    }
+
+    @Test func aMissingStatusDropsTheLinkAndTheNextActionReconnects() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        await world.radio.inject(FaultRule(.writeWithoutResponse, on: TybeGATT.textInput, action: .noResponse, count: 1))
+        let failure = try await world.run { () -> TybeClientError? in
+            do { _ = try await client.compose("lost"); return nil } catch let error as TybeClientError { return error }
+        }
+        #expect(failure == .statusTimeout(seq: 0))
+        #expect(await client.linkState == .failed)
+        _ = try await world.run { try await client.compose("back") }
+        try await world.waitForHost("back")
+        #expect(await client.linkState == .connected)
+    }
+
+    @Test func bridgeErrorsAreReportedWithoutDisconnecting() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        await { @SimulationActor in world.bridge.dongle.unplug() }()
+        let result = try await world.run { try await client.compose("x") }
+        #expect(result.statuses.first?.error == .dongleNoAck)
+        #expect(await client.linkState == .connected)
+    }
+
+    @Test @MainActor func viewModelFollowsTheDonglePillAndCounts() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let model = TybeViewModel(store: MemorySettings())
+        let events = await client.events()
+        let follower = Task { @MainActor in for await event in events { model.apply(event) } }
+        defer { follower.cancel() }
+        let plan = try await world.run { try await client.compose("ok") }.plan
+        model.typed(plan.keystrokes)
+        try await world.run { while await MainActor.run(body: { model.dongle }) != .linked { await Task.yield() } }
+        #expect(model.link == .connected && model.bridge == .ok)
+        #expect(model.keyCount == 2 && model.frameCount == 1 && model.errorCount == 0)
+        #expect(model.lastKey == "k" && model.recentKeys == ["o", "k"])
+        await { @SimulationActor in world.bridge.dongle.unplug() }()
+        let start = world.radio.timeline.now
+        try await world.run { while await MainActor.run(body: { model.dongle }) != .noAck { await Task.yield() } }
+        // The linked flag is sticky for ~4 s after the last ACK.
+        #expect(world.radio.timeline.now - start >= .seconds(3))
+    }
+}
+
+/// Settings kept in memory for tests.
+final class MemorySettings: TybeSettingsStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var saved = TybeSettings()
+    func load() -> TybeSettings { lock.withLock { saved } }
+    func save(_ settings: TybeSettings) throws { lock.withLock { saved = settings } }
+}
+
+@Suite("Tybe view model", .timeLimit(.minutes(1)))
+@MainActor
+struct TybeViewModelTests {
+    @Test func settingsPersistAcrossLaunches() throws {
+        let path = NSTemporaryDirectory() + "tybe-settings-\(UUID().uuidString)/settings.json"
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let first = TybeViewModel(store: FileTybeSettingsStore(path: path))
+        #expect(first.settings.bridgeName == "Tybe Zephyr Dev")
+        first.settings.bridgeName = "Desk Bridge"
+        first.settings.showLogByDefault = true
+        let second = TybeViewModel(store: FileTybeSettingsStore(path: path))
+        #expect(second.settings.bridgeName == "Desk Bridge")
+        #expect(second.showLog)
+    }
+
+    @Test func logIsBoundedAndClearable() {
+        let model = TybeViewModel(store: MemorySettings())
+        for index in 0..<700 { model.apply(.problem("p\(index)")) }
+        #expect(model.log.count == TybeViewModel.logLimit)
+        #expect(model.log.last?.message == "p699" && model.log.last?.level == .error)
+        model.clearLog()
+        #expect(model.log.isEmpty)
+    }
+
+    @Test func recentKeysKeepTheLastTwentyWithSpecLabels() throws {
+        let model = TybeViewModel(store: MemorySettings())
+        model.typed((0..<25).map { _ in KeyStroke(.a) } + [KeyStroke(.enter), KeyStroke(.c, [.leftCtrl]), KeyStroke(.space), KeyStroke(.arrowLeft)])
+        #expect(model.recentKeys.count == TybeViewModel.recentLimit)
+        #expect(model.recentKeys.suffix(4) == ["↩", "⌃c", "␣", "←"])
+        #expect(model.lastKey == "←")
+    }
+
+    @Test func bridgeErrorsCountAndTurnThePillRed() throws {
+        let model = TybeViewModel(store: MemorySettings())
+        model.apply(.status(TybeStatus(bridgeReady: true, ackReceived: false, dongleLinked: true, seq: 4, errorCode: TybeStatusCode.busy.rawValue)))
+        #expect(model.errorCount == 1)
+        #expect(model.bridge == .error("BUSY"))
+        #expect(model.log.last?.level == .warn)
+        model.apply(.status(TybeStatus(bridgeReady: true, ackReceived: true, dongleLinked: false, seq: 5, errorCode: 0)))
+        #expect(model.bridge == .ok && model.dongle == .noAck)
+    }
+}
+
+@Suite("Terminal key decoding")
+struct TerminalKeyDecoderTests {
+    @Test func decodesKeysArrowsControlAltAndQuit() {
+        var decoder = TerminalKeyDecoder()
+        let out = decoder.push([UInt8(ascii: "a"), UInt8(ascii: "A"), 0x0D, 0x09, 0x7F, 0x1B, UInt8(ascii: "["), UInt8(ascii: "D"), 0x03, 0x1B, UInt8(ascii: "x"), 0x1D])
+        #expect(out == [
+            .key(KeyStroke(.a)), .key(KeyStroke(.a, .leftShift)), .key(KeyStroke(.enter)), .key(KeyStroke(.tab)),
+            .key(KeyStroke(.backspace)), .key(KeyStroke(.arrowLeft)), .key(KeyStroke(.c, .leftCtrl)),
+            .key(KeyStroke(.x, .leftAlt)), .quit,
+        ])
+    }
+
+    @Test func aLoneEscapeWaitsThenFlushesAsEscape() {
+        var decoder = TerminalKeyDecoder()
+        #expect(decoder.push([0x1B]).isEmpty)
+        #expect(decoder.flush() == [.key(KeyStroke(.escape))])
+        // Split escape sequences still decode.
+        #expect(decoder.push([0x1B, UInt8(ascii: "[")]).isEmpty)
+        #expect(decoder.push([UInt8(ascii: "A")]) == [.key(KeyStroke(.arrowUp))])
+    }
+}

@@ -138,12 +138,13 @@ public actor TybeClient {
 
     /// Drops the persistent connection (the Reset button).
     public func reset() async {
+        // Idle first, so the listener ending below is not mistaken for a dropped link.
+        setLink(.idle)
         listener?.cancel()
         listener = nil
         if let connection { await connection.disconnect() }
         connection = nil
         failWaiters()
-        setLink(.idle)
     }
 
     /// Reads the bridge's Config (firmware, ESB address and channel).
@@ -309,6 +310,7 @@ public actor TybeClient {
     private func dropLink(_ why: String) async {
         logger.warning("Dropping the link: \(why)")
         emit(.problem(why))
+        setLink(.failed)
         listener?.cancel()
         listener = nil
         if let connection { await connection.disconnect() }

@@ -31,48 +31,50 @@ extension PeripheralBehavior {
 /// What a behaviour can do to the world: notify, disconnect, keep time.
 @SimulationActor
 public final class PeripheralContext {
-    unowned let radio: VirtualRadio
+    /// Weak: a firmware timer may outlive the world it ran in, and must then find nobody home
+    /// rather than crash.
+    weak var radio: VirtualRadio?
     /// The peripheral this context belongs to.
     public let peripheral: PeripheralID
+    /// The simulation's timeline, for behaviours that run timers.
+    public let timeline: Timeline
 
     init(radio: VirtualRadio, peripheral: PeripheralID) {
         self.radio = radio
         self.peripheral = peripheral
+        self.timeline = radio.timeline
     }
 
     /// Virtual time since the radio started.
-    public var now: Duration { radio.timeline.now }
-
-    /// The simulation's timeline, for behaviours that run timers.
-    public var timeline: Timeline { radio.timeline }
+    public var now: Duration { timeline.now }
 
     /// True while a central is connected.
-    public var isConnected: Bool { radio.link(for: peripheral) != nil }
+    public var isConnected: Bool { radio?.link(for: peripheral) != nil }
 
     /// True if the central subscribed to `characteristic`.
     public func isSubscribed(_ characteristic: CharacteristicPath) -> Bool {
-        radio.link(for: peripheral)?.subscriptions.contains(characteristic) ?? false
+        radio?.link(for: peripheral)?.subscriptions.contains(characteristic) ?? false
     }
 
     /// The link's negotiated ATT MTU (23 when not connected).
-    public var mtu: Int { radio.link(for: peripheral)?.mtu ?? 23 }
+    public var mtu: Int { radio?.link(for: peripheral)?.mtu ?? 23 }
 
     /// Queues a notification. Returns false when it cannot be sent: not connected, not
     /// subscribed, or the notification queue is full. Values over MTU − 3 are truncated, as
     /// real stacks do.
     @discardableResult
     public func notify(_ value: Data, on characteristic: CharacteristicPath) -> Bool {
-        radio.notify(value, on: characteristic, from: peripheral)
+        radio?.notify(value, on: characteristic, from: peripheral) ?? false
     }
 
     /// Sets the value future reads return.
     public func setValue(_ value: Data, for characteristic: CharacteristicPath) {
-        radio.virtualPeripheral(peripheral)?.setValue(value, for: characteristic)
+        radio?.virtualPeripheral(peripheral)?.setValue(value, for: characteristic)
     }
 
     /// Closes the link from the peripheral's side.
     public func disconnect() {
-        radio.peripheralDisconnect(peripheral)
+        radio?.peripheralDisconnect(peripheral)
     }
 
     /// Runs `tick` every `interval` of virtual time until the returned task is cancelled or

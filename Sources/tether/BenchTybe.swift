@@ -7,7 +7,7 @@ import Tybe
 /// Tybe figures for `tether bench`.
 enum TybeBench {
     /// p99 wall time of `TybeClient.send` (planning, framing, queueing and the driver write) per key.
-    static func keyLatencyP99(keys: Int = 2_000) async throws -> (p50: Double, p99: Double) {
+    static func keyLatencyP99(keys: Int = 1_000) async throws -> (p50: Double, p99: Double) {
         let radio = VirtualRadio(clock: ContinuousClock())
         let bridge = TybeBridgeEmulator()
         await radio.add(bridge.makePeripheral())
@@ -21,8 +21,9 @@ enum TybeBench {
             let start = ContinuousClock.now
             try await client.send(stroke)
             samples.append((ContinuousClock.now - start).seconds * 1_000_000)
-            // A typist's pace keeps the link's buffer from filling, so flow control never waits.
-            if index % 8 == 7 { try await Task.sleep(for: .milliseconds(20)) }
+            // A fast typist's pace (3 keys per connection event) keeps the controller's buffer
+            // from filling, so this measures software time, not flow-control waits.
+            if index % 3 == 2 { try await Task.sleep(for: .milliseconds(16)) }
         }
         await client.reset()
         samples.sort()

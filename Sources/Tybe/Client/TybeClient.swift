@@ -69,6 +69,8 @@ public actor TybeClient {
     private var broadcaster = Broadcaster<TybeClientEvent>(bufferSize: 4096)
     private var waiters: [UInt8: CheckedContinuation<TybeStatus?, Never>] = [:]
     private var early: [UInt8: TybeStatus] = [:]
+    private var watchdog: Task<Void, Never>?
+    private var notificationsSeen = 0
     /// The last status the bridge sent.
     public private(set) var lastStatus: TybeStatus?
     /// The link state.
@@ -129,6 +131,7 @@ public actor TybeClient {
             try await connection.connect()
             // A new connection resets the bridge's duplicate filter; seq keeps counting anyway.
             setLink(.connected)
+            startWatchdog()
         } catch {
             setLink(.failed)
             emit(.problem(describe(error)))
@@ -140,6 +143,8 @@ public actor TybeClient {
     public func reset() async {
         // Idle first, so the listener ending below is not mistaken for a dropped link.
         setLink(.idle)
+        watchdog?.cancel()
+        watchdog = nil
         listener?.cancel()
         listener = nil
         if let connection { await connection.disconnect() }
@@ -227,27 +232,30 @@ public actor TybeClient {
         return (plan, statuses.compactMap { $0 })
     }
 
+    /// Waits for a frame's status. The bridge answers frames in order, each once the dongle
+    /// took it, so the timeout runs from the previous frame's status, not from the write.
     private func settle(_ task: Task<TybeStatus?, Never>, seq: UInt8) async throws -> TybeStatus {
-        guard let status = await task.value else {
+        let clock = self.clock, timeout = statusTimeout
+        let timer = Task { [weak self] in
+            try? await clock.sleep(for: timeout)
+            if !Task.isCancelled { await self?.expire(seq) }
+        }
+        let status = await task.value
+        timer.cancel()
+        guard let status else {
             await dropLink("no status for frame \(seq)")
             throw TybeClientError.statusTimeout(seq: seq)
         }
         return status
     }
 
-    /// A task that resolves with the status for `seq`, or nil after the status timeout.
+    /// A task that resolves with the status for `seq` (or nil when ``expire(_:)`` gives up).
     private func armStatus(for seq: UInt8) -> Task<TybeStatus?, Never> {
         early[seq] = nil
-        let clock = self.clock, timeout = statusTimeout
-        let wait = Task { [weak self] () -> TybeStatus? in
+        // A status that beats the waiter to the actor is parked in `early`, so none is missed.
+        return Task { [weak self] () -> TybeStatus? in
             await self?.waitStatus(seq)
         }
-        Task { [weak self] in
-            try? await clock.sleep(for: timeout)
-            await self?.expire(seq)
-        }
-        // A status that beats the waiter to the actor is parked in `early`, so none is missed.
-        return wait
     }
 
     private func waitStatus(_ seq: UInt8) async -> TybeStatus? {
@@ -280,7 +288,28 @@ public actor TybeClient {
         return nextSeq
     }
 
+    /// The bridge sends a heartbeat every 2 s: silence for longer than the status timeout
+    /// means the link is dead even if the OS has not noticed (§3.4 "notification timeout").
+    private func startWatchdog() {
+        watchdog?.cancel()
+        let clock = self.clock, timeout = statusTimeout
+        watchdog = Task { [weak self] in
+            var seen = await self?.notificationsSeen ?? 0
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: timeout) } catch { return }
+                guard let self else { return }
+                let now = await self.notificationsSeen
+                if now == seen {
+                    await self.dropLink("no status notification for \(timeout)")
+                    return
+                }
+                seen = now
+            }
+        }
+    }
+
     private func received(_ data: Data) {
+        notificationsSeen &+= 1
         guard let status = TybeStatus(data) else {
             logger.warning("Ignoring a \(data.count)-byte status")
             return
@@ -311,6 +340,8 @@ public actor TybeClient {
         logger.warning("Dropping the link: \(why)")
         emit(.problem(why))
         setLink(.failed)
+        watchdog?.cancel()
+        watchdog = nil
         listener?.cancel()
         listener = nil
         if let connection { await connection.disconnect() }

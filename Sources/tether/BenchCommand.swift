@@ -32,6 +32,10 @@ struct BenchCommand: AsyncParsableCommand {
             let korean = try await TybeBench.koreanDelivery()
             report("tybe_korean_2000_chars_delivery_time_mtu185_15ms", korean.seconds, "s_virtual")
             report("tybe_korean_2000_chars_fraction_of_link_capacity", korean.fraction, "fraction_of_capacity")
+            // The same text with a host that types instantly: what the client and link alone achieve.
+            let linkOnly = try await TybeBench.koreanDelivery(keyInterval: .microseconds(1))
+            report("tybe_korean_2000_chars_delivery_time_instant_host", linkOnly.seconds, "s_virtual")
+            report("tybe_korean_2000_chars_fraction_of_link_capacity_instant_host", linkOnly.fraction, "fraction_of_capacity")
             for mtu in [23, 185, 247] {
                 let figures = try await linkEfficiency(mtu: mtu)
                 report("write_without_response_throughput_mtu\(mtu)", figures.withoutResponseRate / 1000, "kB/s")

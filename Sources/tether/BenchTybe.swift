@@ -32,10 +32,10 @@ enum TybeBench {
 
     /// Delivers 2,000 Korean characters at MTU 185 and a 15 ms interval in virtual time; returns
     /// the link-capacity time over the measured time (1.0 = the link is the only limit).
-    static func koreanDelivery(characters: Int = 2_000) async throws -> (fraction: Double, seconds: Double, bytes: Int) {
+    static func koreanDelivery(characters: Int = 2_000, keyInterval: Duration = .milliseconds(8)) async throws -> (fraction: Double, seconds: Double, bytes: Int) {
         let clock = TestClock<Duration>()
         let radio = VirtualRadio(clock: clock)
-        let bridge = TybeBridgeEmulator(queueCapacity: 32)
+        let bridge = TybeBridgeEmulator(queueCapacity: 32, dongle: TybeDongle(keyInterval: keyInterval))
         let peripheral = bridge.makePeripheral()
         await { @SimulationActor in peripheral.linkParameters = LinkParameters(preferredMTU: 185, connectionInterval: .milliseconds(15)) }()
         await radio.add(peripheral)

@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "GripFit", targets: ["GripFit"]),
         .library(name: "Kiro", targets: ["Kiro"]),
         .library(name: "Tybe", targets: ["Tybe"]),
+        .library(name: "FlockFinder", targets: ["FlockFinder"]),
         .library(name: "TetherWorld", targets: ["TetherWorld"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
@@ -62,6 +63,16 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // FlockFinder surveillance-camera detector: JSON codecs, client, detection store, emulator.
+        .target(
+            name: "FlockFinder",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The default simulated world: every device emulator on one virtual radio.
@@ -117,6 +128,17 @@ let package = Package(
             name: "TybeTests",
             dependencies: [
                 "Tybe",
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "FlockFinderTests",
+            dependencies: [
+                "FlockFinder",
                 "TetherCore",
                 "TetherSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),

@@ -1,0 +1,1 @@
+// The FlockFinder module: Protocol/, Store/, Client/, Emulator/.

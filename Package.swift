@@ -78,7 +78,7 @@ let package = Package(
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
-            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro", "Tybe"]
+            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro", "Tybe", "FlockFinder"]
         ),
         .executableTarget(
             name: "tether",
@@ -89,6 +89,7 @@ let package = Package(
                 "GripFit",
                 "Kiro",
                 "Tybe",
+                "FlockFinder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 import Foundation
+import FlockFinder
 import GripFit
 import Kiro
 import Tybe
@@ -16,6 +17,8 @@ public enum DefaultWorld {
         public static let kiro = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000020")!)
         /// The Tybe keyboard bridge.
         public static let tybe = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000030")!)
+        /// The FlockFinder detector on the dashboard.
+        public static let flock = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000040")!)
     }
 
     /// The emulators running in a world, for scripts and demos that drive them.
@@ -26,6 +29,8 @@ public enum DefaultWorld {
         public let kiro: KiroEmulator
         /// The Tybe bridge (with its dongle and target host).
         public let tybe: TybeBridgeEmulator
+        /// The FlockFinder firmware (its world of cameras is scripted by the caller).
+        public let flock: FlockFinderEmulator
     }
 
     /// Builds the world on a new radio.
@@ -38,6 +43,8 @@ public enum DefaultWorld {
         radio.add(kiro.makePeripheral(id: IDs.kiro, distance: 1.2))
         let tybe = TybeBridgeEmulator()
         radio.add(tybe.makePeripheral(id: IDs.tybe, distance: 2.0))
-        return (radio, Emulators(gripFit: gripFit, kiro: kiro, tybe: tybe))
+        let flock = FlockFinderEmulator()
+        radio.add(flock.makePeripheral(id: IDs.flock, distance: 0.5))
+        return (radio, Emulators(gripFit: gripFit, kiro: kiro, tybe: tybe, flock: flock))
     }
 }

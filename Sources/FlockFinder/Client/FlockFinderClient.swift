@@ -1,0 +1,317 @@
+import Foundation
+import Logging
+import TetherCore
+
+/// The app's connection state, with the spec's raw strings for display.
+public enum ConnectionState: String, Sendable, Hashable, CaseIterable {
+    /// No device connected.
+    case disconnected = "Disconnected"
+    /// Looking for a detector.
+    case scanning = "Scanning..."
+    /// Connecting (or reconnecting after a loss).
+    case connecting = "Connecting..."
+    /// Connected; detections flow.
+    case connected = "Connected"
+    /// Discovering the detector's services.
+    case discovering = "Discovering Services..."
+    /// Bluetooth is turned off.
+    case bluetoothOff = "Bluetooth Off"
+    /// The app may not use Bluetooth.
+    case unauthorized = "Bluetooth Unauthorized"
+}
+
+/// Problems the UI shows.
+public enum FlockFinderError: Error, Sendable, Hashable, LocalizedError {
+    /// No detector was found.
+    case deviceNotFound
+    /// The device has no FlockFinder service: its firmware is too old or not FlockFinder's.
+    case serviceNotFound
+    /// The connection failed.
+    case connectionFailed(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .deviceNotFound: "No FlockFinder detector was found nearby."
+        case .serviceNotFound: "This device does not offer the FlockFinder service. Update its firmware to a flock-you build with the BLE GATT server (oui-spy)."
+        case .connectionFailed(let why): "Could not connect to the detector: \(why)"
+        }
+    }
+}
+
+/// A detector seen while scanning.
+public struct FlockFinderDevice: Sendable, Hashable, Identifiable {
+    /// The peripheral to connect to.
+    public let id: PeripheralID
+    /// Its advertised name.
+    public let name: String?
+    /// Signal strength at discovery.
+    public let rssi: Int
+    /// Whether it advertises the FlockFinder service (only those are auto-connected).
+    public let advertisesService: Bool
+}
+
+/// A detection as the app received it.
+public struct ReceivedDetection: Sendable, Hashable {
+    /// What the detector reported.
+    public let detection: Detection
+    /// When the phone received it (the device's `ts` is its uptime, not a clock).
+    public let receivedAt: Date
+    /// The stored record, or nil when below the store's minimum confidence (or no store).
+    public let stored: StoredDetection?
+}
+
+/// The FlockFinder app's BLE side over Tether's core: discovery by service or name, automatic
+/// connection to detectors that advertise the service, automatic reconnection, detection and
+/// stream parsing, commands, periodic RSSI, and storage of every detection.
+public actor FlockFinderClient {
+    private let central: Central
+    private let store: DetectionStore?
+    private let clock: any Clock<Duration>
+    private let now: @Sendable () -> Date
+    private let rssiInterval: Duration
+    private let parser: FlockMessageParser
+    private let logger: Logger
+    private var connection: ConnectionStateMachine?
+    private var tasks: [Task<Void, Never>] = []
+    private var scanTask: Task<Void, Never>?
+    private var states = Broadcaster<ConnectionState>(bufferSize: 64)
+    private var detectionStream = Broadcaster<ReceivedDetection>(bufferSize: 4096)
+    private var streamEvents = Broadcaster<StreamEvent>(bufferSize: 4096)
+    private var deviceList = Broadcaster<[FlockFinderDevice]>(bufferSize: 16)
+
+    /// The connection state.
+    public private(set) var connectionState: ConnectionState = .disconnected
+    /// The last error, for an alert.
+    public private(set) var lastError: FlockFinderError?
+    /// Detectors found by the last scan.
+    public private(set) var discoveredDevices: [FlockFinderDevice] = []
+    /// The connected detector's signal strength, read every `rssiInterval`.
+    public private(set) var deviceRSSI: Int?
+    /// Notifications that could not be parsed (logged and skipped).
+    public private(set) var parseErrors = 0
+
+    /// Creates a client; detections are stored in `store` when given.
+    public init(
+        central: Central,
+        store: DetectionStore? = nil,
+        clock: any Clock<Duration> = ContinuousClock(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        rssiInterval: Duration = .seconds(5),
+        logger: Logger = Logger(label: "tether.flock")
+    ) {
+        self.central = central
+        self.store = store
+        self.clock = clock
+        self.now = now
+        self.rssiInterval = rssiInterval
+        self.parser = FlockMessageParser(logger: logger)
+        self.logger = logger
+    }
+
+    /// Connection states, starting with the current one.
+    public func connectionStates() -> AsyncStream<ConnectionState> { states.subscribe(initial: connectionState) }
+    /// Detections as they arrive (after the confidence filter has decided whether to store them).
+    public func detections() -> AsyncStream<ReceivedDetection> { detectionStream.subscribe() }
+    /// Live scan data (after ``setStreaming(_:)``) and status answers.
+    public func streamUpdates() -> AsyncStream<StreamEvent> { streamEvents.subscribe() }
+    /// The device list whenever it changes.
+    public func deviceUpdates() -> AsyncStream<[FlockFinderDevice]> { deviceList.subscribe(initial: discoveredDevices) }
+
+    // MARK: Discovery
+
+    /// Scans for detectors (service UUID, or a name containing one of the spec's patterns) and
+    /// connects to the first one that advertises the service.
+    public func startScanning(timeout: Duration = .seconds(15), autoConnect: Bool = true) async {
+        switch await central.settledState() {
+        case .poweredOn: break
+        case .unauthorized: return setState(.unauthorized)
+        default: return setState(.bluetoothOff)
+        }
+        discoveredDevices = []
+        setState(.scanning)
+        let filter = ScanFilter(
+            services: [FlockFinderBLEConstants.serviceUUID],
+            name: .containsAny(FlockFinderBLEConstants.deviceNamePatterns),
+            matchServicesOrName: true)
+        let central = self.central
+        scanTask?.cancel()
+        scanTask = Task { [weak self] in
+            guard let stream = try? await central.scan(filter: filter, timeout: timeout) else { return }
+            for await peripheral in stream {
+                guard let self else { return }
+                if await self.found(peripheral), autoConnect {
+                    await self.connect(to: peripheral.id)
+                    return
+                }
+            }
+            await self?.scanEnded()
+        }
+    }
+
+    /// Stops scanning.
+    public func stopScanning() {
+        scanTask?.cancel()
+        scanTask = nil
+        if connectionState == .scanning { setState(.disconnected) }
+    }
+
+    /// Records a discovery; true when it advertises the service (auto-connect candidate).
+    private func found(_ peripheral: DiscoveredPeripheral) -> Bool {
+        let advertises = peripheral.advertisement.serviceUUIDs.contains(FlockFinderBLEConstants.serviceUUID)
+        let device = FlockFinderDevice(id: peripheral.id, name: peripheral.displayName, rssi: peripheral.rssi, advertisesService: advertises)
+        if !discoveredDevices.contains(where: { $0.id == device.id }) {
+            discoveredDevices.append(device)
+            deviceList.yield(discoveredDevices, logger: logger)
+        }
+        return advertises
+    }
+
+    private func scanEnded() {
+        guard connectionState == .scanning else { return }
+        if !discoveredDevices.contains(where: \.advertisesService) { lastError = .deviceNotFound }
+        setState(.disconnected)
+    }
+
+    // MARK: Connection
+
+    /// Connects to a detector and starts receiving detections.
+    public func connect(to peripheral: PeripheralID) async {
+        scanTask?.cancel()
+        scanTask = nil
+        stopTasks()
+        setState(.connecting)
+        let connection = await central.connection(to: peripheral, configuration: ConnectionConfiguration(
+            services: [FlockFinderBLEConstants.serviceUUID],
+            requiredCharacteristics: [FlockFinderBLEConstants.command],
+            notifyCharacteristics: [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.stream],
+            reconnectPolicy: .persistent))
+        self.connection = connection
+        // Arm every listener before connecting: the detector may notify at once.
+        let detections = await connection.notifications(for: FlockFinderBLEConstants.detection)
+        let stream = await connection.notifications(for: FlockFinderBLEConstants.stream)
+        let events = await connection.events()
+        tasks = [
+            Task { [weak self] in for await data in detections { await self?.receivedDetection(data) } },
+            Task { [weak self] in for await data in stream { await self?.receivedStream(data) } },
+            Task { [weak self] in for await event in events { await self?.handle(event) } },
+        ]
+        do {
+            try await connection.connect()
+            lastError = nil
+            setState(.connected)
+            startRSSIPolling()
+        } catch let error as BLEError {
+            stopTasks()
+            fail(error)
+        } catch {
+            stopTasks()
+            fail(.connectionFailed("\(error)"))
+        }
+    }
+
+    /// Disconnects and stops reconnecting.
+    public func disconnect() async {
+        scanTask?.cancel()
+        stopTasks()
+        if let connection { await connection.disconnect() }
+        connection = nil
+        deviceRSSI = nil
+        setState(.disconnected)
+    }
+
+    /// Sends a command (UTF-8, written with response).
+    public func send(_ command: FlockCommand) async throws {
+        guard let connection, await connection.isConnected else { throw BLEError.notConnected }
+        try await connection.write(command.data, to: FlockFinderBLEConstants.command, type: .withResponse)
+    }
+
+    /// Turns the live scan stream on or off (the firmware's `stream_on`/`stream_off`).
+    public func setStreaming(_ on: Bool) async throws {
+        try await send(on ? .streamOn : .streamOff)
+    }
+
+    // MARK: Events
+
+    private func handle(_ event: ConnectionEvent) {
+        switch event {
+        case .phaseChanged(let phase):
+            switch phase {
+            case .connecting, .autoReconnecting: setState(.connecting)
+            case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete: setState(.discovering)
+            case .connected: setState(.connected)
+            case .idle where connectionState != .bluetoothOff && connectionState != .unauthorized: setState(.disconnected)
+            default: break
+            }
+        case .bluetoothStateChanged(let state):
+            if state == .poweredOff { setState(.bluetoothOff) }
+            if state == .unauthorized { setState(.unauthorized) }
+        case .disconnected(_, let error):
+            logger.warning("Connection lost: \(error.map { "\($0)" } ?? "no error"); reconnecting")
+        case .failed(let error):
+            fail(error)
+        default:
+            break
+        }
+    }
+
+    private func fail(_ error: BLEError) {
+        switch error {
+        case .serviceNotFound, .characteristicNotFound: lastError = .serviceNotFound
+        case .bluetoothUnavailable(.unauthorized): lastError = nil; setState(.unauthorized); return
+        case .bluetoothUnavailable: lastError = nil; setState(.bluetoothOff); return
+        default: lastError = .connectionFailed(error.errorDescription ?? "\(error)")
+        }
+        logger.error("\(lastError?.errorDescription ?? "")")
+        setState(.disconnected)
+    }
+
+    private func receivedDetection(_ data: Data) async {
+        switch parser.parseDetection(data) {
+        case .success(let detection):
+            let receivedAt = now()
+            var stored: StoredDetection?
+            if let store {
+                do { stored = try await store.record(detection, receivedAt: receivedAt) } catch { logger.error("Could not store a detection: \(error)") }
+            }
+            detectionStream.yield(ReceivedDetection(detection: detection, receivedAt: receivedAt, stored: stored), logger: logger)
+        case .failure(let error):
+            parseErrors += 1
+            logger.error("Skipping a detection notification: \(error)")
+        }
+    }
+
+    private func receivedStream(_ data: Data) {
+        switch parser.parseStream(data) {
+        case .success(let event): streamEvents.yield(event, logger: logger)
+        case .failure(let error):
+            parseErrors += 1
+            logger.error("Skipping a stream notification: \(error)")
+        }
+    }
+
+    private func startRSSIPolling() {
+        guard let connection else { return }
+        let clock = self.clock, interval = rssiInterval
+        tasks.append(Task { [weak self] in
+            while !Task.isCancelled {
+                if await connection.isConnected, let rssi = try? await connection.readRSSI() {
+                    await self?.setRSSI(rssi)
+                }
+                do { try await clock.sleep(for: interval) } catch { return }
+            }
+        })
+    }
+
+    private func setRSSI(_ value: Int) { deviceRSSI = value }
+
+    private func stopTasks() {
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+    }
+
+    private func setState(_ state: ConnectionState) {
+        guard state != connectionState else { return }
+        connectionState = state
+        states.yield(state, logger: logger)
+    }
+}

@@ -1,1 +1,0 @@
-// The FlockFinder module: Protocol/, Store/, Client/, Emulator/.

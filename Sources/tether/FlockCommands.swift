@@ -1,0 +1,178 @@
+import ArgumentParser
+import FlockFinder
+import Foundation
+import Logging
+import TetherCore
+import TetherSimulator
+
+/// `tether flock …`: the FlockFinder surveillance-camera detector.
+struct FlockCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flock",
+        abstract: "Watch FlockFinder detections live, browse and export them, or decode raw notifications.",
+        subcommands: [Watch.self, History.self, Export.self, Parse.self])
+}
+
+extension FlockCommands {
+    /// `tether flock watch`.
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Connect to a detector and show detections live, storing them.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: "How long to watch, in seconds.")
+        var seconds: Double = 20
+
+        @Flag(help: "Also show the live scan stream (stream_on).")
+        var stream = false
+
+        @Flag(help: "One JSON object per line.")
+        var json = false
+
+        @Option(help: "The detection database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
+        var database: String?
+
+        func validate() throws {
+            guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be between 0 and 86400") }
+        }
+
+        func run() async throws {
+            do {
+                let environment = await Environment.make(global.driver)
+                let store = try DetectionStore(path: database ?? DetectionStore.defaultPath())
+                if let emulator = environment.emulators?.flock {
+                    await FlockScenario.drive(emulator)
+                    if !json { print("Simulator: driving past a Flock Safety camera, a Penguin camera and a Raven sensor.") }
+                }
+                let story = FlockStory(central: environment.central, store: store, json: json)
+                try await story.watch(seconds: seconds, stream: stream)
+            } catch {
+                throw CLIError.from(error)
+            }
+        }
+    }
+
+    /// `tether flock history`.
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stored detections, newest first.")
+
+        @Option(help: "Only this detection type (e.g. \"Flock Safety\").")
+        var type: String?
+
+        @Option(help: "Only detections received since this date (YYYY-MM-DD or ISO 8601).")
+        var since: String?
+
+        @Flag(help: "One JSON object per line.")
+        var json = false
+
+        @Option(help: "The detection database.")
+        var database: String?
+
+        func run() async throws {
+            do {
+                let sinceDate = try since.map(FlockStory.parseDate)
+                let store = try DetectionStore(path: database ?? DetectionStore.defaultPath())
+                let detections = try await store.detections(type: type.map(DetectionType.init(name:)), since: sinceDate)
+                for stored in detections {
+                    print(json ? try jsonLine(FlockHistoryLine(stored)) : FlockStory.describe(stored.detection, at: stored.receivedAt))
+                }
+                if !json {
+                    let counts = try await store.countsByType().sorted { $0.value > $1.value }
+                    print("\(detections.count) detection(s)" + (counts.isEmpty ? "" : "; by type: " + counts.map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")))
+                }
+            } catch {
+                throw CLIError.from(error)
+            }
+        }
+    }
+
+    /// `tether flock export`.
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Export stored detections as CSV or JSON.")
+
+        enum Format: String, ExpressibleByArgument, CaseIterable { case csv, json }
+
+        @Option(help: "csv or json.")
+        var format: Format
+
+        @Option(help: "Write to this file instead of standard output.")
+        var output: String?
+
+        @Option(help: "The detection database.")
+        var database: String?
+
+        func run() async throws {
+            do {
+                let store = try DetectionStore(path: database ?? DetectionStore.defaultPath())
+                let data: Data = switch format {
+                case .csv: Data(try await store.exportCSV().utf8)
+                case .json: try await store.exportJSON()
+                }
+                if let output {
+                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                    FileHandle.standardError.write(Data("wrote \(data.count) bytes to \(output)\n".utf8))
+                } else {
+                    FileHandle.standardOutput.write(data)
+                    if format == .json { print("") }
+                }
+            } catch {
+                throw CLIError.from(error)
+            }
+        }
+    }
+
+    /// `tether flock parse`.
+    struct Parse: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Decode notifications (one per line on standard input) into normalized JSON.")
+
+        @Flag(help: "One JSON object per line (the default output is human-readable).")
+        var json = false
+
+        func run() async throws {
+            var quiet = Logger(label: "tether.flock.parse")
+            quiet.logLevel = .critical
+            let parser = FlockMessageParser(logger: quiet)
+            while let line = readLine(strippingNewline: true) {
+                guard !line.isEmpty else { continue }
+                let message = parser.parse(Data(line.utf8))
+                if json {
+                    print(try jsonLine(FlockParseReport(message)))
+                } else {
+                    switch message {
+                    case .detection(let detection): print(FlockStory.describe(detection, at: nil))
+                    case .stream(let event): print("stream \(event.evt): \(String(decoding: event.firmwareJSON(), as: UTF8.self))")
+                    case .invalid(let raw, let reason): print("invalid (\(reason)): \(raw)")
+                    }
+                }
+                flushOutput()
+            }
+        }
+    }
+}
+
+/// One stored detection under `history --json`.
+struct FlockHistoryLine: Encodable {
+    let receivedAt: String
+    let type: String
+    let rssi: Int
+    let confidence: Double
+    let proximity: String
+    let mac: String?
+    let ssid: String?
+    let ts: UInt64?
+    let latitude: Double?
+    let longitude: Double?
+
+    init(_ stored: StoredDetection) {
+        receivedAt = ISO8601DateFormatter().string(from: stored.receivedAt)
+        type = stored.detection.type.name
+        rssi = stored.detection.rssi
+        confidence = stored.detection.confidence
+        proximity = stored.detection.proximity.rawValue
+        mac = stored.detection.mac
+        ssid = stored.detection.ssid
+        ts = stored.detection.deviceUptimeMs
+        latitude = stored.location?.latitude
+        longitude = stored.location?.longitude
+    }
+}

@@ -1,0 +1,116 @@
+import FlockFinder
+import Foundation
+import TetherCore
+import TetherSimulator
+
+/// Watching a detector: `tether flock watch` and the demo's FlockFinder chapter.
+struct FlockStory {
+    let central: Central
+    let store: DetectionStore
+    let json: Bool
+
+    /// What a watch saw.
+    struct Outcome {
+        var detections: [ReceivedDetection] = []
+        var streamEvents = 0
+    }
+
+    @discardableResult
+    func watch(seconds: Double, stream: Bool, timeline: DemoTimeline? = nil) async throws -> Outcome {
+        let client = FlockFinderClient(central: central, store: store)
+        let states = await client.connectionStates()
+        let json = self.json
+        let stateWatcher = Task {
+            for await state in states {
+                if let timeline { timeline.info("flock state → \(state.rawValue)") } else if !json { print("· \(state.rawValue)") }
+            }
+        }
+        defer { stateWatcher.cancel() }
+        let detections = await client.detections()
+        let streamEvents = await client.streamUpdates()
+        let collector = Task { () -> Outcome in
+            var outcome = Outcome()
+            for await received in detections {
+                outcome.detections.append(received)
+                let line = json ? ((try? jsonLine(FlockWatchLine(received))) ?? "") : Self.describe(received.detection, at: received.receivedAt) + (received.stored == nil ? "  (below the confidence threshold: not stored)" : "")
+                if let timeline { timeline.info(line) } else { print(line) }
+                flushOutput()
+            }
+            return outcome
+        }
+        let streamPrinter = Task { () -> Int in
+            var count = 0
+            for await event in streamEvents {
+                count += 1
+                if stream, !json { print("  stream \(event.evt): \(String(decoding: event.firmwareJSON(), as: UTF8.self))") }
+            }
+            return count
+        }
+
+        await client.startScanning()
+        let connected = try await within(30, "a detector to connect") { () -> Bool in
+            for await state in await client.connectionStates() {
+                if state == .connected { return true }
+                if state == .disconnected || state == .bluetoothOff || state == .unauthorized, await client.lastError != nil { return false }
+            }
+            return false
+        }
+        guard connected else { throw CLIError(await client.lastError?.errorDescription ?? "no detector connected") }
+        if stream { try await client.setStreaming(true) }
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        if stream { try? await client.setStreaming(false) }
+        await client.disconnect()
+        collector.cancel()
+        streamPrinter.cancel()
+        var outcome = await collector.value
+        outcome.streamEvents = await streamPrinter.value
+        if !json, timeline == nil {
+            let counts = try await store.countsByType().sorted { $0.value > $1.value }
+            print("\(outcome.detections.count) detection(s) this session; stored by type: " + counts.map { "\($0.key.name) \($0.value)" }.joined(separator: ", "))
+        }
+        return outcome
+    }
+
+    /// One human line: type, proximity, RSSI, MAC/SSID.
+    static func describe(_ detection: Detection, at date: Date?) -> String {
+        let time = date.map { ISO8601DateFormatter().string(from: $0) + "  " } ?? ""
+        let who = [detection.mac, detection.ssid.map { "\"\($0)\"" }].compactMap { $0 }.joined(separator: " ")
+        return time + pad(detection.type.name, 26) + pad(detection.proximity.rawValue, 10) + pad("\(detection.rssi) dBm", 9) + String(format: "%.2f  ", detection.confidence) + who
+    }
+
+    /// Accepts `YYYY-MM-DD` or full ISO 8601.
+    static func parseDate(_ text: String) throws -> Date {
+        if let date = ISO8601DateFormatter().date(from: text) { return date }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        guard let date = formatter.date(from: text) else { throw CLIError("--since must be YYYY-MM-DD or ISO 8601 (got \(text))") }
+        return date
+    }
+}
+
+/// One detection under `watch --json`.
+struct FlockWatchLine: Encodable {
+    let receivedAt: String
+    let type: String
+    let proximity: String
+    let rssi: Int
+    let confidence: Double
+    let mac: String?
+    let ssid: String?
+    let ts: UInt64?
+    let stored: Bool
+
+    init(_ received: ReceivedDetection) {
+        receivedAt = ISO8601DateFormatter().string(from: received.receivedAt)
+        type = received.detection.type.name
+        proximity = received.detection.proximity.rawValue
+        rssi = received.detection.rssi
+        confidence = received.detection.confidence
+        mac = received.detection.mac
+        ssid = received.detection.ssid
+        ts = received.detection.deviceUptimeMs
+        stored = received.stored != nil
+    }
+}

@@ -163,12 +163,7 @@ extension TybeCommands {
 /// Shared helpers of the Tybe commands and the demo.
 enum TybeSetup {
     /// Where the Tybe settings persist.
-    static var settingsPath: String {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["TETHER_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (NSHomeDirectory() + "/.local/share/tether")
-        return base + "/tybe-settings.json"
-    }
+    static var settingsPath: String { DataDirectory.path(for: "tybe-settings.json") }
 
     /// Switches the simulated host's input source.
     static func selectHost(_ name: String?, in environment: Environment) async throws {

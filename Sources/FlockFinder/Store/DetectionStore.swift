@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 import GRDB
 
 /// Keeps FlockFinder detections: filters them by confidence, stamps them with the receipt time
@@ -84,16 +85,7 @@ public actor DetectionStore {
 
     /// ``defaultPath()`` with its inputs made explicit, for tests.
     static func defaultPath(environment: [String: String], homeDirectory: String) -> String {
-        let directory: String
-        if let dataDir = environment["TETHER_DATA_DIR"], !dataDir.isEmpty {
-            directory = dataDir
-        } else if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
-            // The XDG spec says to ignore an empty or relative XDG_DATA_HOME.
-            directory = (xdg as NSString).appendingPathComponent("tether")
-        } else {
-            directory = (homeDirectory as NSString).appendingPathComponent(".local/share/tether")
-        }
-        return (directory as NSString).appendingPathComponent("flockfinder.sqlite")
+        DataDirectory.path(for: "flockfinder.sqlite", environment: environment, homeDirectory: homeDirectory)
     }
 
     // MARK: - Recording

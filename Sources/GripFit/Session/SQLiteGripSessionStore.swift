@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 import GRDB
 
 /// A ``GripSessionStore`` backed by an SQLite database (through GRDB).
@@ -42,16 +43,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
 
     /// ``defaultPath()`` with its inputs made explicit, for tests.
     static func defaultPath(environment: [String: String], homeDirectory: String) -> String {
-        let directory: String
-        if let dataDir = environment["TETHER_DATA_DIR"], !dataDir.isEmpty {
-            directory = dataDir
-        } else if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
-            // The XDG spec says to ignore an empty or relative XDG_DATA_HOME.
-            directory = (xdg as NSString).appendingPathComponent("tether")
-        } else {
-            directory = (homeDirectory as NSString).appendingPathComponent(".local/share/tether")
-        }
-        return (directory as NSString).appendingPathComponent("gripfit.sqlite")
+        DataDirectory.path(for: "gripfit.sqlite", environment: environment, homeDirectory: homeDirectory)
     }
 
     // MARK: - Schema

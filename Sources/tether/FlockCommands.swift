@@ -74,7 +74,7 @@ extension FlockCommands {
                 let store = try DetectionStore(path: database ?? DetectionStore.defaultPath())
                 let detections = try await store.detections(type: type.map(DetectionType.init(name:)), since: sinceDate)
                 for stored in detections {
-                    print(json ? try jsonLine(FlockHistoryLine(stored)) : FlockStory.describe(stored.detection, at: stored.receivedAt))
+                    print(json ? try jsonLine(DetectionRecord(stored)) : FlockStory.describe(stored.detection, at: stored.receivedAt))
                 }
                 if !json {
                     let counts = try await store.countsByType().sorted { $0.value > $1.value }
@@ -147,32 +147,5 @@ extension FlockCommands {
                 flushOutput()
             }
         }
-    }
-}
-
-/// One stored detection under `history --json`.
-struct FlockHistoryLine: Encodable {
-    let receivedAt: String
-    let type: String
-    let rssi: Int
-    let confidence: Double
-    let proximity: String
-    let mac: String?
-    let ssid: String?
-    let ts: UInt64?
-    let latitude: Double?
-    let longitude: Double?
-
-    init(_ stored: StoredDetection) {
-        receivedAt = ISO8601DateFormatter().string(from: stored.receivedAt)
-        type = stored.detection.type.name
-        rssi = stored.detection.rssi
-        confidence = stored.detection.confidence
-        proximity = stored.detection.proximity.rawValue
-        mac = stored.detection.mac
-        ssid = stored.detection.ssid
-        ts = stored.detection.deviceUptimeMs
-        latitude = stored.location?.latitude
-        longitude = stored.location?.longitude
     }
 }

@@ -224,12 +224,12 @@ public actor DetectionStore {
     public func exportJSON() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(try chronological().map(ExportRecord.init))
+        return try encoder.encode(try chronological().map(DetectionRecord.init))
     }
 
     /// Reads an ``exportJSON()`` document back (receipt times to the millisecond).
     public static func decodeJSONExport(_ data: Data) throws -> [StoredDetection] {
-        try JSONDecoder().decode([ExportRecord].self, from: data).map { try $0.stored() }
+        try JSONDecoder().decode([DetectionRecord].self, from: data).map { try $0.stored() }
     }
 
     // MARK: - Helpers
@@ -338,22 +338,24 @@ private struct DetectionRow: Codable, FetchableRecord, MutablePersistableRecord 
     }
 }
 
-/// One element of the JSON export.
-private struct ExportRecord: Codable {
-    var id: Int64
-    var receivedAt: String
-    var type: String
-    var rssi: Int
-    var confidence: Double
-    var proximity: Proximity
-    var mac: String?
-    var ssid: String?
-    var deviceUptimeMs: UInt64?
-    var latitude: Double?
-    var longitude: Double?
-    var horizontalAccuracy: Double?
+/// A stored detection flattened for export: one element of ``DetectionStore/exportJSON()``, and
+/// the line `tether flock history --json` prints.
+public struct DetectionRecord: Codable, Sendable, Hashable {
+    public var id: Int64
+    public var receivedAt: String
+    public var type: String
+    public var rssi: Int
+    public var confidence: Double
+    public var proximity: Proximity
+    public var mac: String?
+    public var ssid: String?
+    public var deviceUptimeMs: UInt64?
+    public var latitude: Double?
+    public var longitude: Double?
+    public var horizontalAccuracy: Double?
 
-    init(_ stored: StoredDetection) {
+    /// Flattens a stored detection.
+    public init(_ stored: StoredDetection) {
         id = stored.id
         receivedAt = DetectionStore.iso8601(stored.receivedAt)
         type = stored.detection.type.name
@@ -392,7 +394,7 @@ private struct ExportRecord: Codable {
     }
 
     /// Writes absent values as explicit nulls so every element has every key.
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(receivedAt, forKey: .receivedAt)

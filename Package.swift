@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "Kiro", targets: ["Kiro"]),
         .library(name: "Tybe", targets: ["Tybe"]),
         .library(name: "FlockFinder", targets: ["FlockFinder"]),
+        .library(name: "MeshCore", targets: ["MeshCore"]),
+        .library(name: "TetherCoreBluetooth", targets: ["TetherCoreBluetooth"]),
         .library(name: "TetherWorld", targets: ["TetherWorld"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
@@ -20,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.70.0"),
     ],
     targets: [
         // Platform-neutral core: UUIDs, GATT model, driver protocol, connection state machine,
@@ -75,10 +78,43 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // MeshCore companion radio: PocketMesh's transport (BLE, TCP, serial), the companion
+        // protocol session, persistence and a companion-radio + mesh emulator.
+        .target(
+            name: "MeshCore",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // A reproduction of the CoreBluetooth API on the simulator's virtual radio, so the
+        // CoreBluetooth driver compiles and is tested on Linux.
+        .target(
+            name: "CoreBluetoothLookalike",
+            dependencies: [
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The CoreBluetooth driver: real CoreBluetooth on Apple platforms, the look-alike on Linux.
+        .target(
+            name: "TetherCoreBluetooth",
+            dependencies: [
+                "TetherCore",
+                .target(name: "CoreBluetoothLookalike", condition: .when(platforms: [.linux])),
+                .target(name: "TetherSimulator", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
-            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro", "Tybe", "FlockFinder"]
+            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro", "Tybe", "FlockFinder", "MeshCore"]
         ),
         .executableTarget(
             name: "tether",
@@ -90,6 +126,8 @@ let package = Package(
                 "Kiro",
                 "Tybe",
                 "FlockFinder",
+                "MeshCore",
+                "TetherCoreBluetooth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
@@ -109,6 +147,7 @@ let package = Package(
                 "GripFit",
                 "TetherCore",
                 "TetherSimulator",
+                "TetherCoreBluetooth",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -120,6 +159,7 @@ let package = Package(
                 "Kiro",
                 "TetherCore",
                 "TetherSimulator",
+                "TetherCoreBluetooth",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -131,6 +171,7 @@ let package = Package(
                 "Tybe",
                 "TetherCore",
                 "TetherSimulator",
+                "TetherCoreBluetooth",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -142,9 +183,24 @@ let package = Package(
                 "FlockFinder",
                 "TetherCore",
                 "TetherSimulator",
+                "TetherCoreBluetooth",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "MeshCoreTests",
+            dependencies: [
+                "MeshCore",
+                "TetherCore",
+                "TetherSimulator",
+                "TetherCoreBluetooth",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -152,6 +208,7 @@ let package = Package(
             dependencies: [
                 "TetherCore",
                 "TetherSimulator",
+                "TetherCoreBluetooth",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
             ]

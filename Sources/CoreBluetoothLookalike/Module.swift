@@ -1,0 +1,2 @@
+/// A reproduction of the CoreBluetooth API backed by the simulator (Linux).
+public enum CoreBluetoothLookalikeModule {}

@@ -1,0 +1,2 @@
+/// The CoreBluetooth driver.
+public enum TetherCoreBluetoothModule {}

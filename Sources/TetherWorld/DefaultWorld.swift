@@ -2,6 +2,7 @@ import Foundation
 import FlockFinder
 import GripFit
 import Kiro
+import MeshCore
 import Tybe
 import TetherCore
 import TetherSimulator
@@ -19,7 +20,14 @@ public enum DefaultWorld {
         public static let tybe = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000030")!)
         /// The FlockFinder detector on the dashboard.
         public static let flock = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000040")!)
+        /// The MeshCore companion radio "Tether Base" (`MeshCore-Tether Base`).
+        public static let meshBase = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000050")!)
+        /// A second MeshCore companion radio, "Trail Buddy", on the same mesh.
+        public static let meshBuddy = PeripheralID(UUID(uuidString: "7E7E7E7E-0000-4000-8000-000000000051")!)
     }
+
+    /// The second MeshCore radio's name.
+    public static let meshBuddyName = "Trail Buddy"
 
     /// The emulators running in a world, for scripts and demos that drive them.
     public struct Emulators: Sendable {
@@ -31,11 +39,18 @@ public enum DefaultWorld {
         public let tybe: TybeBridgeEmulator
         /// The FlockFinder firmware (its world of cameras is scripted by the caller).
         public let flock: FlockFinderEmulator
+        /// The simulated LoRa mesh both MeshCore radios belong to (with Alice, Bob, Echo and a
+        /// repeater, chatting on a script).
+        public let mesh: MeshNetwork
+        /// The MeshCore radio the CLI connects to by default.
+        public let meshBase: MeshCoreEmulator
+        /// The second MeshCore radio.
+        public let meshBuddy: MeshCoreEmulator
     }
 
-    /// Builds the world on a new radio.
+    /// Builds the world on a new radio; the mesh's clocks start at `epoch` (now by default).
     @SimulationActor
-    public static func make(clock: some Clock<Duration>, seed: UInt64 = 1) -> (VirtualRadio, Emulators) {
+    public static func make(clock: some Clock<Duration>, seed: UInt64 = 1, epoch: UInt32? = nil) -> (VirtualRadio, Emulators) {
         let radio = SimulatedWorld.makeDefault(clock: clock, seed: seed)
         let gripFit = GripFitEmulator()
         radio.add(gripFit.makePeripheral(id: IDs.gripFit, distance: 0.8))
@@ -45,6 +60,13 @@ public enum DefaultWorld {
         radio.add(tybe.makePeripheral(id: IDs.tybe, distance: 2.0))
         let flock = FlockFinderEmulator()
         radio.add(flock.makePeripheral(id: IDs.flock, distance: 0.5))
-        return (radio, Emulators(gripFit: gripFit, kiro: kiro, tybe: tybe, flock: flock))
+        let mesh = MeshNetwork.demo(
+            clock: clock, seed: seed, startEpoch: epoch ?? UInt32(clamping: Int64(Date().timeIntervalSince1970)),
+            radioNames: [MeshNetwork.demoRadioName, meshBuddyName])
+        let meshBase = MeshCoreEmulator(radio: mesh.radios[0])
+        radio.add(meshBase.makePeripheral(id: IDs.meshBase, distance: 1.0))
+        let meshBuddy = MeshCoreEmulator(radio: mesh.radios[1])
+        radio.add(meshBuddy.makePeripheral(id: IDs.meshBuddy, distance: 3.0))
+        return (radio, Emulators(gripFit: gripFit, kiro: kiro, tybe: tybe, flock: flock, mesh: mesh, meshBase: meshBase, meshBuddy: meshBuddy))
     }
 }

@@ -10,7 +10,7 @@ struct Tether: AsyncParsableCommand {
         abstract: "Talk to Bluetooth LE devices — or to their faithful emulators.",
         discussion: "The default driver is the simulator: a virtual radio hosting every device emulator Tether has, so every command works without hardware.",
         version: "0.1.0",
-        subcommands: [ScanCommand.self, DemoCommand.self, BenchCommand.self, GripFitCommands.self, KiroCommands.self, TybeCommands.self, FlockCommands.self]
+        subcommands: [ScanCommand.self, DemoCommand.self, BenchCommand.self, GripFitCommands.self, KiroCommands.self, TybeCommands.self, FlockCommands.self, MeshCommands.self]
     )
 
     static func main() async {

@@ -1,0 +1,221 @@
+import Foundation
+
+/// Everything the radio sends: responses to commands and unsolicited pushes.
+///
+/// ``init(decoding:)`` parses one frame; ``encoded()`` is its inverse (the emulator uses it).
+/// Codes without a dedicated case are kept raw in ``other(code:payload:)``.
+public enum MeshCoreFrame: Sendable, Hashable {
+    /// `OK` (`00`), optionally followed by a `UInt32` value.
+    case ok(value: UInt32?)
+    /// `ERR` (`01 code`); a bare `01` decodes as `.unknown(0)`.
+    case error(MeshCoreErrorCode)
+    /// `CONTACTS_START`: the number of `CONTACT` frames to follow.
+    case contactsStart(count: UInt32)
+    /// `CONTACT`: one contact of a listing.
+    case contact(MeshContact)
+    /// `END_OF_CONTACTS`: the listing is complete; the most recent modification time.
+    case endOfContacts(lastModified: UInt32)
+    /// `SELF_INFO`: the reply to `APP_START`.
+    case selfInfo(SelfInfo)
+    /// `SENT`: the reply to `SEND_TXT_MSG`.
+    case sent(SentResult)
+    /// `CONTACT_MSG_RECV` or `CONTACT_MSG_RECV_V3` (see ``ContactMessage/isV3``).
+    case contactMessage(ContactMessage)
+    /// `CHANNEL_MSG_RECV` or `CHANNEL_MSG_RECV_V3` (see ``ChannelMessage/isV3``).
+    case channelMessage(ChannelMessage)
+    /// `CURR_TIME`: the radio's clock in seconds since 1970.
+    case currentTime(UInt32)
+    /// `NO_MORE_MESSAGES`: the message queue is empty.
+    case noMoreMessages
+    /// `BATT_AND_STORAGE`: battery voltage and storage use.
+    case batteryAndStorage(BatteryAndStorage)
+    /// `DEVICE_INFO`: the reply to `DEVICE_QUERY`.
+    case deviceInfo(DeviceInfo)
+    /// `CHANNEL_INFO`: the reply to `GET_CHANNEL`.
+    case channelInfo(ChannelInfo)
+    /// `DISABLED`: the feature is disabled on this radio.
+    case disabled
+    /// `ADVERT` push: a known contact advertised.
+    case advert(publicKey: Data)
+    /// `PATH_UPDATED` push: a contact's path changed.
+    case pathUpdated(publicKey: Data)
+    /// `SEND_CONFIRMED` push: a direct message was acknowledged.
+    case sendConfirmed(SendConfirmation)
+    /// `MSG_WAITING` push: a message is queued; sync until `NO_MORE_MESSAGES`.
+    case messageWaiting
+    /// `NEW_ADVERT` push: an unknown node advertised (manual add mode).
+    case newAdvert(MeshContact)
+    /// `CONTACT_DELETED` push: the radio removed a contact.
+    case contactDeleted(publicKey: Data)
+    /// `CONTACTS_FULL` push: the contact table is full.
+    case contactsFull
+    /// Any code without a dedicated case, with the bytes after the code byte.
+    case other(code: UInt8, payload: Data)
+
+    /// Decodes one frame.
+    ///
+    /// Frames longer than ``MeshCoreFrameLimits/maximumFrameSize`` are rejected. Bytes after
+    /// the last field a layout defines are ignored, so newer firmware may append fields.
+    ///
+    /// - Throws: ``MeshCoreDecodeError`` for an empty, oversized, truncated or inconsistent
+    ///   frame. Never traps, whatever the input.
+    public init(decoding frame: Data) throws(MeshCoreDecodeError) {
+        guard let code = frame.first else { throw .empty }
+        guard frame.count <= MeshCoreFrameLimits.maximumFrameSize else {
+            throw .tooLarge(frame.count)
+        }
+        var reader = ByteReader(frame, code: code)
+        if let response = MeshCoreResponseCode(rawValue: code) {
+            self = try Self.decodeResponse(response, reader: &reader)
+        } else if let push = MeshCorePushCode(rawValue: code) {
+            self = try Self.decodePush(push, reader: &reader)
+        } else {
+            self = .other(code: code, payload: reader.rest())
+        }
+    }
+
+    private static func decodeResponse(
+        _ response: MeshCoreResponseCode, reader: inout ByteReader
+    ) throws(MeshCoreDecodeError) -> MeshCoreFrame {
+        switch response {
+        case .ok:
+            let value: UInt32? = if reader.isAtEnd { nil } else { try reader.u32() }
+            return .ok(value: value)
+        case .error:
+            let raw: UInt8 = if reader.isAtEnd { 0 } else { try reader.u8() }
+            return .error(MeshCoreErrorCode(rawValue: raw))
+        case .contactsStart:
+            return .contactsStart(count: try reader.u32())
+        case .contact:
+            return .contact(try MeshContact.decodeBody(from: &reader))
+        case .endOfContacts:
+            return .endOfContacts(lastModified: try reader.u32())
+        case .selfInfo:
+            return .selfInfo(try SelfInfo.decode(from: &reader))
+        case .sent:
+            return .sent(try SentResult.decode(from: &reader))
+        case .contactMessageReceived, .contactMessageReceivedV3:
+            let isV3 = response == .contactMessageReceivedV3
+            return .contactMessage(try ContactMessage.decode(from: &reader, isV3: isV3))
+        case .channelMessageReceived, .channelMessageReceivedV3:
+            let isV3 = response == .channelMessageReceivedV3
+            return .channelMessage(try ChannelMessage.decode(from: &reader, isV3: isV3))
+        case .currentTime:
+            return .currentTime(try reader.u32())
+        case .noMoreMessages:
+            return .noMoreMessages
+        case .batteryAndStorage:
+            return .batteryAndStorage(try BatteryAndStorage.decode(from: &reader))
+        case .deviceInfo:
+            return .deviceInfo(try DeviceInfo.decode(from: &reader))
+        case .channelInfo:
+            return .channelInfo(try ChannelInfo.decode(from: &reader))
+        case .disabled:
+            return .disabled
+        case .exportContact, .privateKey, .stats:
+            return .other(code: response.rawValue, payload: reader.rest())
+        }
+    }
+
+    private static func decodePush(
+        _ push: MeshCorePushCode, reader: inout ByteReader
+    ) throws(MeshCoreDecodeError) -> MeshCoreFrame {
+        switch push {
+        case .advert:
+            return .advert(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .pathUpdated:
+            return .pathUpdated(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .sendConfirmed:
+            return .sendConfirmed(try SendConfirmation.decode(from: &reader))
+        case .messageWaiting:
+            return .messageWaiting
+        case .newAdvert:
+            return .newAdvert(try MeshContact.decodeBody(from: &reader))
+        case .contactDeleted:
+            return .contactDeleted(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .contactsFull:
+            return .contactsFull
+        case .rawData, .loginSuccess, .loginFail, .statusResponse, .logRxData, .traceData,
+            .telemetryResponse, .binaryResponse, .pathDiscoveryResponse, .controlData:
+            return .other(code: push.rawValue, payload: reader.rest())
+        }
+    }
+
+    /// The frame's code byte.
+    public var code: UInt8 {
+        switch self {
+        case .ok: MeshCoreResponseCode.ok.rawValue
+        case .error: MeshCoreResponseCode.error.rawValue
+        case .contactsStart: MeshCoreResponseCode.contactsStart.rawValue
+        case .contact: MeshCoreResponseCode.contact.rawValue
+        case .endOfContacts: MeshCoreResponseCode.endOfContacts.rawValue
+        case .selfInfo: MeshCoreResponseCode.selfInfo.rawValue
+        case .sent: MeshCoreResponseCode.sent.rawValue
+        case .contactMessage(let message): message.code
+        case .channelMessage(let message): message.code
+        case .currentTime: MeshCoreResponseCode.currentTime.rawValue
+        case .noMoreMessages: MeshCoreResponseCode.noMoreMessages.rawValue
+        case .batteryAndStorage: MeshCoreResponseCode.batteryAndStorage.rawValue
+        case .deviceInfo: MeshCoreResponseCode.deviceInfo.rawValue
+        case .channelInfo: MeshCoreResponseCode.channelInfo.rawValue
+        case .disabled: MeshCoreResponseCode.disabled.rawValue
+        case .advert: MeshCorePushCode.advert.rawValue
+        case .pathUpdated: MeshCorePushCode.pathUpdated.rawValue
+        case .sendConfirmed: MeshCorePushCode.sendConfirmed.rawValue
+        case .messageWaiting: MeshCorePushCode.messageWaiting.rawValue
+        case .newAdvert: MeshCorePushCode.newAdvert.rawValue
+        case .contactDeleted: MeshCorePushCode.contactDeleted.rawValue
+        case .contactsFull: MeshCorePushCode.contactsFull.rawValue
+        case .other(let code, _): code
+        }
+    }
+
+    /// Whether the frame is an unsolicited push (code `0x80` or above) rather than a response.
+    public var isPush: Bool { code >= 0x80 }
+
+    /// Encodes the frame, the exact inverse of ``init(decoding:)`` for frames it produced.
+    ///
+    /// Fixed-width fields (keys, names, secrets) are cut or zero-padded to their wire widths;
+    /// messages use the V3 or legacy layout according to their `isV3`. No size limit is
+    /// enforced.
+    public func encoded() -> Data {
+        var writer = ByteWriter(code: code)
+        switch self {
+        case .ok(let value):
+            if let value { writer.u32(value) }
+        case .error(let error):
+            writer.u8(error.rawValue)
+        case .contactsStart(let count):
+            writer.u32(count)
+        case .contact(let contact), .newAdvert(let contact):
+            contact.encodeBody(into: &writer)
+        case .endOfContacts(let lastModified):
+            writer.u32(lastModified)
+        case .selfInfo(let info):
+            info.encode(into: &writer)
+        case .sent(let result):
+            result.encode(into: &writer)
+        case .contactMessage(let message):
+            message.encode(into: &writer)
+        case .channelMessage(let message):
+            message.encode(into: &writer)
+        case .currentTime(let time):
+            writer.u32(time)
+        case .batteryAndStorage(let report):
+            report.encode(into: &writer)
+        case .deviceInfo(let info):
+            info.encode(into: &writer)
+        case .channelInfo(let info):
+            info.encode(into: &writer)
+        case .advert(let key), .pathUpdated(let key), .contactDeleted(let key):
+            writer.bytes(key, fixed: MeshContact.publicKeySize)
+        case .sendConfirmed(let confirmation):
+            confirmation.encode(into: &writer)
+        case .other(_, let payload):
+            writer.bytes(payload)
+        case .noMoreMessages, .disabled, .messageWaiting, .contactsFull:
+            break
+        }
+        return writer.data
+    }
+}

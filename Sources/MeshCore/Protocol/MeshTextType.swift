@@ -1,0 +1,47 @@
+/// The type of a text message (`txt_type`).
+///
+/// Equality and hashing follow ``rawValue``; `Codable` as the raw byte.
+public enum MeshTextType: Sendable, Hashable, Codable {
+    /// 0: plain text.
+    case plain
+    /// 1: a CLI command or its output.
+    case cliData
+    /// 2: plain text carrying a 4-byte signer prefix.
+    case signedPlain
+    /// Any other type byte.
+    case unknown(UInt8)
+
+    /// Creates the type for a wire byte.
+    public init(rawValue: UInt8) {
+        switch rawValue {
+        case 0: self = .plain
+        case 1: self = .cliData
+        case 2: self = .signedPlain
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The wire byte.
+    public var rawValue: UInt8 {
+        switch self {
+        case .plain: 0
+        case .cliData: 1
+        case .signedPlain: 2
+        case .unknown(let value): value
+        }
+    }
+
+    /// Decodes the raw byte.
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(UInt8.self))
+    }
+
+    /// Encodes the raw byte.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+}

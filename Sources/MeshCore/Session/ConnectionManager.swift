@@ -1,0 +1,430 @@
+import Foundation
+import Logging
+import TetherCore
+
+/// Brings a MeshCore radio from "link up" to "ready" and keeps it there: PocketMesh's
+/// `ConnectionManager`, with its reported bugs fixed by design.
+///
+/// Startup, after the session's APP_START: DEVICE_QUERY, the radio's time (set only when it
+/// drifted more than 60 s), contacts, channels, then every queued message; only then
+/// ``State/ready`` and automatic fetching on MSG_WAITING.
+///
+/// - The session's events are subscribed before the first command, so no message is lost
+///   while the startup runs (or after a reconnection).
+/// - Every step has a timeout; a failed step ends in ``State/disconnected`` with
+///   ``lastError`` set, never in a lingering ``State/connecting``.
+/// - The state follows the transport's link events: it never shows connected for a link that
+///   is down, and a restored or reconnected link is reported connected only after the radio
+///   answered APP_START again.
+/// - Messages are stored (deduplicated) before they are published, so after any reconnection
+///   every message the radio queued is delivered once.
+public actor ConnectionManager {
+    /// The UI states.
+    public enum State: String, Sendable, Hashable, CustomStringConvertible {
+        /// No connection (red).
+        case disconnected
+        /// Connecting or reconnecting (yellow, spinner).
+        case connecting
+        /// The radio answered; contacts, channels and messages are loading (yellow).
+        case connected
+        /// Fully operational (green).
+        case ready
+
+        public var description: String { rawValue }
+    }
+
+    /// A step of the startup sequence.
+    public enum StartupStep: String, Sendable, Hashable, CaseIterable {
+        case appStart, deviceQuery, timeSync, contacts, channels, messages
+    }
+
+    /// What the manager publishes.
+    public enum Event: Sendable, Hashable {
+        /// The state changed.
+        case state(State)
+        /// A new message was stored (incoming, or outgoing when sent).
+        case message(MeshMessage)
+        /// An outgoing direct message was acknowledged (ack code, round trip ms).
+        case acknowledged(ack: UInt32, roundTrip: UInt32)
+        /// The contact list changed.
+        case contactsUpdated([MeshContact])
+        /// A startup step failed (the state goes back to disconnected).
+        case startupFailed(step: StartupStep, error: MeshCoreError)
+        /// Any other push from the radio.
+        case radio(MeshCoreEvent)
+    }
+
+    /// Manager settings.
+    public struct Configuration: Sendable {
+        /// How long each startup step may take (the session's per-command timeouts apply
+        /// inside it as well).
+        public var stepTimeout: Duration
+        /// Set the radio's clock only when it is further than this from ours.
+        public var maximumClockDrift: Duration
+        /// Reconnect after the link drops, for transports that do not reconnect by themselves
+        /// (TCP, serial): 1 s doubling to 30 s by default; `.never` to stay disconnected.
+        public var reconnectPolicy: ReconnectPolicy
+        /// The most channels to read at startup.
+        public var maximumChannels: Int
+
+        /// Creates settings.
+        public init(
+            stepTimeout: Duration = .seconds(15),
+            maximumClockDrift: Duration = .seconds(60),
+            reconnectPolicy: ReconnectPolicy = .persistent,
+            maximumChannels: Int = 8
+        ) {
+            self.stepTimeout = stepTimeout
+            self.maximumClockDrift = maximumClockDrift
+            self.reconnectPolicy = reconnectPolicy
+            self.maximumChannels = maximumChannels
+        }
+    }
+
+    /// The session the manager drives.
+    public nonisolated let session: MeshCoreSession
+    /// Where contacts and messages are kept.
+    public nonisolated let store: MeshStore
+    /// Settings.
+    public nonisolated let configuration: Configuration
+
+    /// The current state.
+    public private(set) var state: State = .disconnected
+    /// Why the last connection or startup failed.
+    public private(set) var lastError: MeshCoreError?
+    /// The radio's identity.
+    public private(set) var selfInfo: SelfInfo?
+    /// The radio's firmware details.
+    public private(set) var deviceInfo: DeviceInfo?
+    /// The radio's contacts.
+    public private(set) var contacts: [MeshContact] = []
+    /// The radio's channels.
+    public private(set) var channels: [ChannelInfo] = []
+    /// How many times the startup sequence completed.
+    public private(set) var readyCount = 0
+
+    private let clock: any Clock<Duration>
+    private let wallClock: @Sendable () -> Date
+    private let logger: Logger
+    private var broadcaster = Broadcaster<Event>(bufferSize: 4096)
+    private var sessionEvents: Task<Void, Never>?
+    private var linkEvents: Task<Void, Never>?
+    private var generation = 0
+    private var wantsConnection = false
+    private var reconnectTask: Task<Void, Never>?
+    private var startupTask: Task<Void, Never>?
+    private var pendingOutgoing: [UInt32: Int64] = [:]
+
+    /// Creates a manager for `session`; subscribe to ``events()`` and call ``connect()``.
+    public init(
+        session: MeshCoreSession,
+        store: MeshStore,
+        configuration: Configuration = Configuration(),
+        clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "tether.meshcore.manager")
+    ) {
+        self.session = session
+        self.store = store
+        self.configuration = configuration
+        self.clock = clock
+        self.wallClock = wallClock
+        self.logger = logger
+    }
+
+    /// State changes, stored messages, acknowledgements and pushes, from now on. The first
+    /// element is the current state.
+    public func events() -> AsyncStream<Event> {
+        broadcaster.subscribe(initial: .state(state)) { [weak self] token in Task { await self?.removeSubscriber(token) } }
+    }
+
+    // MARK: Connecting
+
+    /// Connects and runs the startup sequence; returns when ``State/ready``. Throws (and goes
+    /// back to ``State/disconnected``) when a step fails.
+    public func connect() async throws {
+        await subscribe()
+        wantsConnection = true
+        reconnectTask?.cancel()
+        reconnectTask = nil
+        try await runStartup(connecting: true)
+    }
+
+    /// Disconnects and stops reconnecting.
+    public func disconnect() async {
+        wantsConnection = false
+        generation += 1
+        reconnectTask?.cancel()
+        reconnectTask = nil
+        startupTask?.cancel()
+        await session.setAutoFetch(false)
+        await session.stop()
+        setState(.disconnected)
+    }
+
+    // MARK: Messaging
+
+    /// Sends a direct message to `contact`, stores it, and waits for its acknowledgement
+    /// (with retries); the stored message ends up delivered or failed.
+    @discardableResult
+    public func sendMessage(_ text: String, to contact: MeshContact, attempts: Int = 3) async throws -> MeshMessage {
+        let timestamp = UInt32(clamping: Int64(wallClock().timeIntervalSince1970))
+        var message = MeshMessage(direction: .outgoing, kind: .direct, peer: contact.publicKeyPrefix.hexString,
+                                  senderName: selfInfo?.name, text: text, timestamp: timestamp, status: .sent, storedAt: wallClock())
+        message = try await store.insertMessage(message) ?? message
+        publish(.message(message))
+        do {
+            let delivery = try await session.sendMessageAwaitingAcknowledgement(
+                to: contact.publicKey, text: text, attempts: attempts, timestamp: timestamp)
+            message.status = .delivered
+            message.ack = delivery.confirmation.ack
+            message.roundTrip = delivery.confirmation.roundTrip
+            if let id = message.id {
+                try await store.updateDelivery(id: id, status: .delivered, ack: delivery.confirmation.ack, roundTrip: delivery.confirmation.roundTrip)
+            }
+            return message
+        } catch {
+            if let id = message.id { try? await store.updateDelivery(id: id, status: .failed) }
+            throw error
+        }
+    }
+
+    /// Sends a channel message and stores it.
+    @discardableResult
+    public func sendChannelMessage(_ text: String, channel: UInt8 = 0) async throws -> MeshMessage {
+        let timestamp = UInt32(clamping: Int64(wallClock().timeIntervalSince1970))
+        try await session.sendChannelMessage(text, channel: channel, timestamp: timestamp)
+        let message = MeshMessage(direction: .outgoing, kind: .channel, channelIndex: Int(channel), senderName: selfInfo?.name,
+                                  text: text, timestamp: timestamp, status: .sent, storedAt: wallClock())
+        let stored = try await store.insertMessage(message) ?? message
+        publish(.message(stored))
+        return stored
+    }
+
+    /// The contact whose name is `name` (case-insensitive) or whose key starts with the hex `name`.
+    public func contact(named name: String) -> MeshContact? {
+        contacts.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            ?? contacts.first { $0.publicKey.hexString.hasPrefix(name.lowercased()) && name.count >= 4 }
+    }
+
+    // MARK: Startup
+
+    private func runStartup(connecting: Bool) async throws {
+        generation += 1
+        let mine = generation
+        setState(.connecting)
+        // Queued messages are drained by the last step; until then MSG_WAITING is only noted.
+        await session.setAutoFetch(false)
+        var step = StartupStep.appStart
+        do {
+            selfInfo = try await within(step) { [session] in try await session.start() }
+            try checkCurrent(mine)
+            setState(.connected)
+
+            step = .deviceQuery
+            deviceInfo = try await within(step) { [session] in try await session.deviceQuery() }
+            try checkCurrent(mine)
+
+            step = .timeSync
+            try await within(step) { [self] in try await self.syncTime() }
+            try checkCurrent(mine)
+
+            step = .contacts
+            let listing = try await within(step) { [session] in try await session.contacts() }
+            try checkCurrent(mine)
+            try await store.replaceContacts(listing.contacts)
+            contacts = listing.contacts
+            publish(.contactsUpdated(contacts))
+
+            step = .channels
+            let found = try await within(step) { [self] in try await self.loadChannels() }
+            try checkCurrent(mine)
+            channels = found
+            try await store.replaceChannels(found)
+
+            step = .messages
+            // Messages reach the store through the event subscription, like pushes.
+            try await within(step) { [session] in _ = try await session.syncMessages() }
+            try checkCurrent(mine)
+
+            readyCount += 1
+            lastError = nil
+            setState(.ready)
+            // From now on MSG_WAITING is served at once (and one that came during the drain now).
+            await session.setAutoFetch(true)
+        } catch is Superseded {
+            throw MeshCoreError.linkLost
+        } catch {
+            let meshError = (error as? MeshCoreError) ?? MeshCoreError.transport(error.localizedDescription)
+            guard mine == generation else { throw meshError }
+            logger.error("Startup failed", metadata: ["step": "\(step.rawValue)", "error": "\(meshError)"])
+            let failure = MeshCoreError.startupFailed(step: step.rawValue, reason: meshError.localizedDescription)
+            lastError = failure
+            publish(.startupFailed(step: step, error: meshError))
+            // Never linger in connecting: drop the link, report disconnected.
+            await session.setAutoFetch(false)
+            await session.stop()
+            setState(.disconnected)
+            if !connecting { scheduleReconnect(attempt: 1) }
+            throw failure
+        }
+    }
+
+    private struct Superseded: Error {}
+
+    private func checkCurrent(_ mine: Int) throws {
+        guard mine == generation else { throw Superseded() }
+    }
+
+    private func syncTime() async throws {
+        let radio = try await session.deviceTime()
+        let ours = wallClock().timeIntervalSince1970
+        let drift = abs(ours - Double(radio))
+        let limit = Double(configuration.maximumClockDrift.components.seconds)
+        guard drift > limit else { return }
+        logger.info("Setting the radio's clock", metadata: ["drift": "\(Int(drift)) s"])
+        do {
+            try await session.setDeviceTime(UInt32(clamping: Int64(ours)))
+        } catch let error as MeshCoreError where error.radioErrorCode == .illegalArgument {
+            // The radio's clock is ahead and it will not go back (monotonic rule): keep going.
+            logger.warning("The radio refused an earlier time; its clock stays ahead", metadata: ["drift": "\(Int(drift)) s"])
+        }
+    }
+
+    private func loadChannels() async throws -> [ChannelInfo] {
+        let limit = min(configuration.maximumChannels, Int(deviceInfo?.maxChannels ?? UInt8(configuration.maximumChannels)))
+        var found: [ChannelInfo] = []
+        for index in 0..<max(1, limit) {
+            do {
+                let info = try await session.channel(UInt8(index))
+                if !info.name.isEmpty { found.append(info) }
+            } catch let error as MeshCoreError where error.radioErrorCode == .notFound {
+                break
+            }
+        }
+        return found
+    }
+
+    /// Runs one startup step with the step timeout.
+    private func within<T: Sendable>(_ step: StartupStep, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let clock = self.clock, timeout = configuration.stepTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await clock.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw MeshCoreError.timeout(command: step.rawValue)
+            }
+            return value
+        }
+    }
+
+    // MARK: Link and radio events
+
+    private func subscribe() async {
+        guard sessionEvents == nil else { return }
+        let events = await session.events()
+        sessionEvents = Task { [weak self] in
+            for await event in events { await self?.handle(event) }
+        }
+        if let reporting = session.transport as? any MeshLinkReporting {
+            let link = await reporting.linkEvents()
+            linkEvents = Task { [weak self] in
+                for await event in link { await self?.handle(event) }
+            }
+        }
+    }
+
+    private func handle(_ event: MeshCoreEvent) async {
+        switch event {
+        case .contactMessage(let message):
+            await store(MeshMessage(message, storedAt: wallClock()))
+        case .channelMessage(let message):
+            await store(MeshMessage(message, storedAt: wallClock()))
+        case .sendConfirmed(let confirmation):
+            publish(.acknowledged(ack: confirmation.ack, roundTrip: confirmation.roundTrip))
+        case .newAdvert(let contact):
+            publish(.radio(event))
+            if !contacts.contains(where: { $0.publicKey == contact.publicKey }) {
+                contacts.append(contact)
+                try? await store.saveContacts([contact])
+                publish(.contactsUpdated(contacts))
+            }
+        default:
+            publish(.radio(event))
+        }
+    }
+
+    private func store(_ message: MeshMessage) async {
+        do {
+            if let stored = try await store.insertMessage(message) {
+                publish(.message(stored))
+            } else {
+                logger.debug("Skipped a message already delivered")
+            }
+        } catch {
+            // Publishing unsaved beats losing it.
+            logger.error("Could not store a message", metadata: ["error": "\(error)"])
+            publish(.message(message))
+        }
+    }
+
+    private func handle(_ event: MeshLinkEvent) async {
+        switch event {
+        case .connected:
+            break
+        case .reconnecting:
+            guard wantsConnection else { return }
+            generation += 1
+            await session.linkWentDown()
+            setState(.connecting)
+        case .reconnected:
+            guard wantsConnection else { return }
+            logger.info("Link back; starting the radio session again")
+            startupTask?.cancel()
+            startupTask = Task { [weak self] in try? await self?.runStartup(connecting: false) }
+        case .disconnected(let reason):
+            generation += 1
+            await session.linkWentDown()
+            guard state != .disconnected else { return }
+            setState(.disconnected)
+            guard wantsConnection else { return }
+            logger.warning("Link lost", metadata: ["reason": "\(reason ?? "unknown")"])
+            scheduleReconnect(attempt: 1)
+        }
+    }
+
+    private func scheduleReconnect(attempt: Int) {
+        guard wantsConnection, let delay = configuration.reconnectPolicy.delay(beforeAttempt: attempt) else { return }
+        reconnectTask?.cancel()
+        let clock = self.clock
+        logger.info("Reconnecting", metadata: ["attempt": "\(attempt)", "delay": "\(delay)"])
+        reconnectTask = Task { [weak self] in
+            do { try await clock.sleep(for: delay) } catch { return }
+            await self?.reconnect(attempt: attempt)
+        }
+    }
+
+    private func reconnect(attempt: Int) async {
+        guard wantsConnection, state == .disconnected else { return }
+        do {
+            try await runStartup(connecting: true)
+        } catch {
+            guard wantsConnection, state == .disconnected else { return }
+            scheduleReconnect(attempt: attempt + 1)
+        }
+    }
+
+    private func setState(_ new: State) {
+        guard new != state else { return }
+        logger.info("State \(state) → \(new)")
+        state = new
+        publish(.state(new))
+    }
+
+    private func publish(_ event: Event) { broadcaster.yield(event, logger: logger) }
+    private func removeSubscriber(_ token: Int) { broadcaster.remove(token) }
+}

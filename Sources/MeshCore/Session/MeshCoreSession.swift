@@ -1,0 +1,542 @@
+import Foundation
+import Logging
+import TetherCore
+
+/// A session with a MeshCore companion radio over any ``MeshTransport``.
+///
+/// ``start()`` connects the transport, sends APP_START and waits for SELF_INFO. Commands are
+/// serialized (one in flight; the radio answers in order) and each is matched to its own reply
+/// codes, with a timeout (5 s by default); ERR replies become ``MeshCoreError/commandFailed(command:code:)``.
+/// Pushes and fetched messages arrive on ``events()``. On MSG_WAITING the session drains the
+/// radio's queue with SYNC_NEXT_MESSAGE until NO_MORE_MESSAGES (when auto-fetch is on).
+///
+/// The receive loop is armed before the first frame is sent, so nothing the radio says after
+/// ``start()`` begins is lost.
+public actor MeshCoreSession {
+    /// Session settings.
+    public struct Configuration: Sendable {
+        /// The name sent in APP_START.
+        public var appName: String
+        /// How long a command may wait for its reply (default 5 s). A multi-frame reply (a
+        /// contact listing) restarts the wait at each frame.
+        public var commandTimeout: Duration
+        /// The message format asked for by ``deviceQuery()`` (3 = V3 codes with SNR).
+        public var protocolVersion: UInt8
+        /// Drain the radio's queue by itself on MSG_WAITING.
+        public var autoFetchMessages: Bool
+        /// How many events a slow subscriber may have waiting before the oldest are dropped.
+        public var eventBufferSize: Int
+
+        /// Creates a configuration.
+        public init(
+            appName: String = "Tether",
+            commandTimeout: Duration = .seconds(5),
+            protocolVersion: UInt8 = 3,
+            autoFetchMessages: Bool = true,
+            eventBufferSize: Int = 1024
+        ) {
+            self.appName = appName
+            self.commandTimeout = commandTimeout
+            self.protocolVersion = protocolVersion
+            self.autoFetchMessages = autoFetchMessages
+            self.eventBufferSize = eventBufferSize
+        }
+    }
+
+    /// The transport this session speaks over.
+    public nonisolated let transport: any MeshTransport
+    /// The session's settings.
+    public nonisolated let configuration: Configuration
+
+    /// The radio's identity, from the last APP_START.
+    public private(set) var selfInfo: SelfInfo?
+    /// The radio's firmware details, from the last ``deviceQuery()``.
+    public private(set) var deviceInfo: DeviceInfo?
+    /// True between a successful ``start()`` and a link loss or ``stop()``.
+    public private(set) var isStarted = false
+    /// Frames that could not be decoded (logged and skipped).
+    public private(set) var malformedFrameCount = 0
+    /// Replies no command was waiting for (logged and skipped).
+    public private(set) var unexpectedReplyCount = 0
+
+    private let clock: any Clock<Duration>
+    private let wallClock: @Sendable () -> Date
+    private let logger: Logger
+    private var eventBroadcaster = Broadcaster<MeshCoreEvent>()
+    private var receiveTask: Task<Void, Never>?
+    private var linkTask: Task<Void, Never>?
+
+    // Command serialization: one command in flight, the rest wait in order.
+    private var busy = false
+    private var turnWaiters: [CheckedContinuation<Void, Never>] = []
+    private var pending: Pending?
+    private var nextCommandID = 0
+
+    // Acknowledgements of direct messages.
+    private var ackWaiters: [UInt32: [Int: CheckedContinuation<SendConfirmation?, Never>]] = [:]
+    private var recentConfirmations: [SendConfirmation] = []
+    private var nextAckWaiterID = 0
+
+    // Message drain.
+    private var draining = false
+    private var drainAgain = false
+    private var missedWaiting = false
+    private var autoFetch: Bool
+
+    /// Creates a session; nothing is sent until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - transport: The link to the radio.
+    ///   - configuration: Timeouts, app name, message format.
+    ///   - clock: The clock timeouts run on (a test clock in tests).
+    ///   - wallClock: The time stamped on messages sent.
+    public init(
+        transport: any MeshTransport,
+        configuration: Configuration = Configuration(),
+        clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "tether.meshcore.session")
+    ) {
+        self.transport = transport
+        self.configuration = configuration
+        self.clock = clock
+        self.wallClock = wallClock
+        self.logger = logger
+        self.autoFetch = configuration.autoFetchMessages
+        self.eventBroadcaster = Broadcaster(bufferSize: configuration.eventBufferSize)
+    }
+
+    /// Pushes and fetched messages from now on.
+    public func events() -> AsyncStream<MeshCoreEvent> {
+        eventBroadcaster.subscribe { [weak self] token in Task { await self?.removeEventSubscriber(token) } }
+    }
+
+    // MARK: Lifecycle
+
+    /// Connects the transport (if needed), sends APP_START and returns the radio's SELF_INFO.
+    ///
+    /// Call it again after the link came back (the radio forgets the app on disconnection).
+    @discardableResult
+    public func start() async throws -> SelfInfo {
+        await armReceiving()
+        if !(await transport.isConnected) {
+            try await transport.connect()
+        }
+        let frames = try await execute(.appStart(appName: configuration.appName)) { frame in
+            if case .selfInfo = frame { .complete } else { .notMine }
+        }
+        guard case .selfInfo(let info)? = frames.last else { throw MeshCoreError.transport("no SELF_INFO") }
+        selfInfo = info
+        isStarted = true
+        logger.info("Session started", metadata: ["radio": "\(info.name)"])
+        return info
+    }
+
+    /// Ends the session and disconnects the transport; commands in flight fail with ``MeshCoreError/linkLost``.
+    public func stop() async {
+        isStarted = false
+        failPending(.linkLost)
+        await transport.disconnect()
+    }
+
+    /// Turns fetching on MSG_WAITING on or off. Turning it on serves a MSG_WAITING that came
+    /// while it was off.
+    public func setAutoFetch(_ enabled: Bool) {
+        autoFetch = enabled
+        if enabled, missedWaiting, isStarted {
+            missedWaiting = false
+            startDrain()
+        }
+    }
+
+    /// The transport reported that the link went down: fail what is in flight at once rather
+    /// than letting it time out.
+    public func linkWentDown() {
+        guard isStarted || pending != nil else { return }
+        isStarted = false
+        failPending(.linkLost)
+    }
+
+    // MARK: Commands
+
+    /// DEVICE_QUERY asking for ``Configuration/protocolVersion`` (V3 message codes by default).
+    public func deviceQuery() async throws -> DeviceInfo {
+        let frames = try await execute(.deviceQuery(protocolVersion: configuration.protocolVersion)) {
+            if case .deviceInfo = $0 { .complete } else { .notMine }
+        }
+        guard case .deviceInfo(let info)? = frames.last else { throw MeshCoreError.transport("no DEVICE_INFO") }
+        deviceInfo = info
+        return info
+    }
+
+    /// Battery voltage and storage use.
+    public func batteryAndStorage() async throws -> BatteryAndStorage {
+        let frames = try await execute(.getBatteryAndStorage) {
+            if case .batteryAndStorage = $0 { .complete } else { .notMine }
+        }
+        guard case .batteryAndStorage(let value)? = frames.last else { throw MeshCoreError.transport("no BATT_AND_STORAGE") }
+        return value
+    }
+
+    /// The radio's contacts (all, or those modified after `since`).
+    public func contacts(since: UInt32? = nil) async throws -> ContactList {
+        var contacts: [MeshContact] = []
+        let frames = try await execute(.getContacts(since: since)) { frame in
+            switch frame {
+            case .contactsStart, .contact: .more
+            case .endOfContacts: .complete
+            default: .notMine
+            }
+        }
+        var lastModified: UInt32 = since ?? 0
+        for frame in frames {
+            switch frame {
+            case .contact(let contact): contacts.append(contact)
+            case .endOfContacts(let last): lastModified = last
+            default: break
+            }
+        }
+        return ContactList(contacts: contacts, lastModified: lastModified)
+    }
+
+    /// Sends a direct message once; returns the radio's SENT (expected ack and timeout).
+    ///
+    /// - Parameter destination: The recipient's public key or its first 6 bytes.
+    public func sendMessage(to destination: Data, text: String, attempt: UInt8 = 0, timestamp: UInt32? = nil) async throws -> SentResult {
+        let message = MeshCoreCommand.TextMessage(
+            textType: .plain, attempt: attempt, timestamp: timestamp ?? epochNow(),
+            destinationPrefix: Data(destination.prefix(6)), text: text)
+        let frames = try await execute(.sendTextMessage(message)) {
+            if case .sent = $0 { .complete } else { .notMine }
+        }
+        guard case .sent(let result)? = frames.last else { throw MeshCoreError.transport("no SENT") }
+        return result
+    }
+
+    /// Sends a direct message and waits for the recipient's acknowledgement, sending again
+    /// (with the attempt counter raised) when none arrives within the radio's estimate.
+    public func sendMessageAwaitingAcknowledgement(to destination: Data, text: String, attempts: Int = 3, timestamp: UInt32? = nil) async throws -> MessageDelivery {
+        let stamp = timestamp ?? epochNow()
+        let tries = max(1, attempts)
+        for attempt in 0..<tries {
+            let sent = try await sendMessage(to: destination, text: text, attempt: UInt8(min(attempt, 255)), timestamp: stamp)
+            // The radio's estimate plus a margin, never less than a second.
+            let wait = max(Duration.seconds(1), Duration.milliseconds(Int64(sent.suggestedTimeout)) * 1.25)
+            if let confirmation = await waitForAcknowledgement(sent.expectedAck, timeout: wait) {
+                return MessageDelivery(sent: sent, confirmation: confirmation, attempts: attempt + 1)
+            }
+            logger.info("No acknowledgement; retrying", metadata: ["attempt": "\(attempt + 1)"])
+        }
+        throw MeshCoreError.notAcknowledged(attempts: tries)
+    }
+
+    /// Waits up to `timeout` for SEND_CONFIRMED with `ack`; nil when it does not come.
+    public func waitForAcknowledgement(_ ack: UInt32, timeout: Duration) async -> SendConfirmation? {
+        if let early = recentConfirmations.first(where: { $0.ack == ack }) { return early }
+        let id = nextAckWaiterID
+        nextAckWaiterID += 1
+        let clock = self.clock
+        let timer = Task { [weak self] in
+            try? await clock.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            await self?.resolveAckWaiter(ack, id: id, with: nil)
+        }
+        let result = await withCheckedContinuation { continuation in
+            ackWaiters[ack, default: [:]][id] = continuation
+        }
+        timer.cancel()
+        return result
+    }
+
+    /// Sends a message on channel `index`; the radio answers OK (not SENT).
+    public func sendChannelMessage(_ text: String, channel index: UInt8 = 0, timestamp: UInt32? = nil) async throws {
+        _ = try await execute(.sendChannelTextMessage(channel: index, timestamp: timestamp ?? epochNow(), text: text), expectingOK)
+    }
+
+    /// The radio's clock (epoch seconds).
+    public func deviceTime() async throws -> UInt32 {
+        let frames = try await execute(.getDeviceTime) {
+            if case .currentTime = $0 { .complete } else { .notMine }
+        }
+        guard case .currentTime(let seconds)? = frames.last else { throw MeshCoreError.transport("no CURR_TIME") }
+        return seconds
+    }
+
+    /// Sets the radio's clock; the radio refuses a time earlier than its own with ERR 6.
+    public func setDeviceTime(_ seconds: UInt32) async throws {
+        _ = try await execute(.setDeviceTime(seconds), expectingOK)
+    }
+
+    /// Sets the name the radio advertises (at most 31 bytes).
+    public func setAdvertName(_ name: String) async throws {
+        _ = try await execute(.setAdvertName(name), expectingOK)
+    }
+
+    /// Sends the radio's advert: zero-hop (neighbours only) or flooded through the mesh.
+    public func sendSelfAdvert(flood: Bool = false) async throws {
+        _ = try await execute(.sendSelfAdvert(flood: flood), expectingOK)
+    }
+
+    /// Channel `index`'s name and secret.
+    public func channel(_ index: UInt8) async throws -> ChannelInfo {
+        let frames = try await execute(.getChannel(index)) {
+            if case .channelInfo = $0 { .complete } else { .notMine }
+        }
+        guard case .channelInfo(let info)? = frames.last else { throw MeshCoreError.transport("no CHANNEL_INFO") }
+        return info
+    }
+
+    /// Fetches queued messages until NO_MORE_MESSAGES; each is also published on ``events()``.
+    @discardableResult
+    public func syncMessages() async throws -> [MeshCoreEvent] {
+        missedWaiting = false
+        var fetched: [MeshCoreEvent] = []
+        while true {
+            let frames = try await execute(.syncNextMessage) { frame in
+                switch frame {
+                case .contactMessage, .channelMessage, .noMoreMessages: .complete
+                default: .notMine
+                }
+            }
+            switch frames.last {
+            case .contactMessage(let message)?:
+                let event = MeshCoreEvent.contactMessage(message)
+                fetched.append(event)
+                eventBroadcaster.yield(event, logger: logger)
+            case .channelMessage(let message)?:
+                let event = MeshCoreEvent.channelMessage(message)
+                fetched.append(event)
+                eventBroadcaster.yield(event, logger: logger)
+            default:
+                return fetched
+            }
+        }
+    }
+
+    /// Sends any command and returns the frames of its reply (for commands without a typed
+    /// method). `accept` classifies each non-push frame the radio sends while it waits.
+    public func execute(_ command: MeshCoreCommand, _ accept: @escaping @Sendable (MeshCoreFrame) -> ReplyMatch) async throws -> [MeshCoreFrame] {
+        let bytes: Data
+        do { bytes = try command.encoded() } catch { throw MeshCoreError.invalidCommand(error) }
+        await takeTurn()
+        defer { releaseTurn() }
+        let id = nextCommandID
+        nextCommandID += 1
+        let name = Self.name(of: command)
+        pending = Pending(id: id, name: name, accept: accept)
+        armTimer(id)
+        do {
+            try await transport.send(bytes)
+        } catch {
+            if pending?.id == id { pending?.timer?.cancel(); pending = nil }
+            logger.warning("Send failed", metadata: ["command": "\(name)", "error": "\(error)"])
+            throw (error as? MeshCoreError) ?? MeshCoreError.transport("\(error.localizedDescription)")
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            guard var current = pending, current.id == id else {
+                // Resolved (and cleared) while the send was in flight cannot happen: results
+                // are kept until collected. Being here means it was failed by a link loss.
+                continuation.resume(throwing: MeshCoreError.linkLost)
+                return
+            }
+            if let result = current.result {
+                pending = nil
+                continuation.resume(with: result)
+            } else {
+                current.continuation = continuation
+                pending = current
+            }
+        }
+    }
+
+    /// How a waiting command classifies a frame.
+    public enum ReplyMatch: Sendable {
+        /// The last frame of the reply.
+        case complete
+        /// Part of a multi-frame reply; more follow.
+        case more
+        /// Not a reply to this command.
+        case notMine
+    }
+
+    // MARK: Internals
+
+    private struct Pending {
+        let id: Int
+        let name: String
+        let accept: @Sendable (MeshCoreFrame) -> ReplyMatch
+        var frames: [MeshCoreFrame] = []
+        var result: Result<[MeshCoreFrame], any Error>?
+        var continuation: CheckedContinuation<[MeshCoreFrame], any Error>?
+        var timer: Task<Void, Never>?
+    }
+
+    private let expectingOK: @Sendable (MeshCoreFrame) -> ReplyMatch = { frame in
+        if case .ok = frame { .complete } else { .notMine }
+    }
+
+    private func takeTurn() async {
+        guard busy else { busy = true; return }
+        await withCheckedContinuation { turnWaiters.append($0) }
+    }
+
+    private func releaseTurn() {
+        if turnWaiters.isEmpty { busy = false } else { turnWaiters.removeFirst().resume() }
+    }
+
+    private func armTimer(_ id: Int) {
+        pending?.timer?.cancel()
+        let clock = self.clock, timeout = configuration.commandTimeout
+        pending?.timer = Task { [weak self] in
+            try? await clock.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            await self?.expire(id)
+        }
+    }
+
+    private func expire(_ id: Int) {
+        guard let current = pending, current.id == id, current.result == nil else { return }
+        logger.warning("Command timed out", metadata: ["command": "\(current.name)"])
+        finish(.failure(MeshCoreError.timeout(command: current.name)))
+    }
+
+    private func finish(_ result: Result<[MeshCoreFrame], any Error>) {
+        guard var current = pending else { return }
+        current.timer?.cancel()
+        current.timer = nil
+        if let continuation = current.continuation {
+            pending = nil
+            continuation.resume(with: result)
+        } else {
+            current.result = result
+            pending = current
+        }
+    }
+
+    private func failPending(_ error: MeshCoreError) {
+        if pending != nil, pending?.result == nil { finish(.failure(error)) }
+    }
+
+    private func armReceiving() async {
+        guard receiveTask == nil else { return }
+        let stream = await transport.receivedData
+        receiveTask = Task { [weak self] in
+            for await frame in stream { await self?.receive(frame) }
+        }
+        if let reporting = transport as? any MeshLinkReporting {
+            let link = await reporting.linkEvents()
+            linkTask = Task { [weak self] in
+                for await event in link {
+                    switch event {
+                    case .disconnected, .reconnecting: await self?.linkWentDown()
+                    case .connected, .reconnected: break
+                    }
+                }
+            }
+        }
+    }
+
+    private func receive(_ bytes: Data) {
+        let frame: MeshCoreFrame
+        do {
+            frame = try MeshCoreFrame(decoding: bytes)
+        } catch {
+            malformedFrameCount += 1
+            logger.warning("Skipped a malformed frame", metadata: ["error": "\(error)", "bytes": "\(bytes.count)"])
+            return
+        }
+        if frame.isPush {
+            handlePush(frame)
+            return
+        }
+        guard var current = pending, current.result == nil else {
+            unexpectedReply(frame)
+            return
+        }
+        if case .error(let code) = frame {
+            finish(.failure(MeshCoreError.commandFailed(command: current.name, code: code)))
+            return
+        }
+        if case .disabled = frame {
+            finish(.failure(MeshCoreError.disabled(command: current.name)))
+            return
+        }
+        switch current.accept(frame) {
+        case .complete:
+            current.frames.append(frame)
+            pending = current
+            finish(.success(current.frames))
+        case .more:
+            current.frames.append(frame)
+            pending = current
+            armTimer(current.id)
+        case .notMine:
+            unexpectedReply(frame)
+        }
+    }
+
+    private func unexpectedReply(_ frame: MeshCoreFrame) {
+        unexpectedReplyCount += 1
+        logger.warning("Skipped a reply no command was waiting for", metadata: ["code": "\(frame.code)"])
+    }
+
+    private func handlePush(_ frame: MeshCoreFrame) {
+        let event: MeshCoreEvent
+        switch frame {
+        case .sendConfirmed(let confirmation):
+            recentConfirmations.append(confirmation)
+            if recentConfirmations.count > 32 { recentConfirmations.removeFirst() }
+            for id in Array((ackWaiters[confirmation.ack] ?? [:]).keys) {
+                resolveAckWaiter(confirmation.ack, id: id, with: confirmation)
+            }
+            event = .sendConfirmed(confirmation)
+        case .messageWaiting:
+            event = .messageWaiting
+            if autoFetch, isStarted { startDrain() } else { missedWaiting = true }
+        case .advert(let key): event = .advert(publicKey: key)
+        case .pathUpdated(let key): event = .pathUpdated(publicKey: key)
+        case .newAdvert(let contact): event = .newAdvert(contact)
+        case .contactDeleted(let key): event = .contactDeleted(publicKey: key)
+        case .contactsFull: event = .contactsFull
+        default:
+            let encoded = frame.encoded()
+            event = .push(code: frame.code, payload: Data(encoded.dropFirst()))
+        }
+        eventBroadcaster.yield(event, logger: logger)
+    }
+
+    private func resolveAckWaiter(_ ack: UInt32, id: Int, with confirmation: SendConfirmation?) {
+        guard let continuation = ackWaiters[ack]?.removeValue(forKey: id) else { return }
+        if ackWaiters[ack]?.isEmpty == true { ackWaiters[ack] = nil }
+        continuation.resume(returning: confirmation)
+    }
+
+    private func startDrain() {
+        guard !draining else { drainAgain = true; return }
+        draining = true
+        Task { [weak self] in await self?.drain() }
+    }
+
+    private func drain() async {
+        repeat {
+            drainAgain = false
+            do {
+                try await syncMessages()
+            } catch {
+                logger.warning("Message fetch stopped", metadata: ["error": "\(error)"])
+                break
+            }
+        } while drainAgain && isStarted
+        draining = false
+    }
+
+    private func epochNow() -> UInt32 {
+        UInt32(clamping: Int64(wallClock().timeIntervalSince1970))
+    }
+
+    private func removeEventSubscriber(_ token: Int) { eventBroadcaster.remove(token) }
+
+    static func name(of command: MeshCoreCommand) -> String {
+        if let code = MeshCoreCommandCode(rawValue: command.code) { "\(code)" } else { "command \(command.code)" }
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import GRDB
+import TetherCore
+
+/// Contacts, channels and messages of one radio, kept in SQLite (through GRDB).
+///
+/// Schema (migration `v1`): `meshContact` keyed by public key (hex); `meshMessage` with a
+/// unique deduplication key, so a message the radio hands over twice is stored (and reported)
+/// once; `meshChannel` keyed by index.
+public final class MeshStore: Sendable {
+    private let dbQueue: DatabaseQueue
+
+    /// Opens (creating if needed) the database at `path`.
+    public convenience init(path: String) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try self.init(dbQueue: DatabaseQueue(path: path))
+    }
+
+    private init(dbQueue: DatabaseQueue) throws {
+        self.dbQueue = dbQueue
+        try Self.migrator.migrate(dbQueue)
+    }
+
+    /// A store in a private in-memory database.
+    public static func inMemory() throws -> MeshStore {
+        try MeshStore(dbQueue: DatabaseQueue())
+    }
+
+    /// `$TETHER_DATA_DIR/meshcore.sqlite` (or the XDG data directory).
+    public static func defaultPath() -> String {
+        DataDirectory.path(for: "meshcore.sqlite")
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: ContactRow.databaseTableName) { t in
+                t.primaryKey("publicKey", .text)
+                t.column("name", .text).notNull()
+                t.column("type", .integer).notNull()
+                t.column("flags", .integer).notNull()
+                t.column("outPath", .blob)
+                t.column("lastAdvert", .integer).notNull()
+                t.column("latitude", .double).notNull()
+                t.column("longitude", .double).notNull()
+                t.column("lastModified", .integer).notNull()
+            }
+            try db.create(table: ChannelRow.databaseTableName) { t in
+                t.primaryKey("channelIndex", .integer)
+                t.column("name", .text).notNull()
+                t.column("secret", .blob).notNull()
+            }
+            try db.create(table: MessageRow.databaseTableName) { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("dedupKey", .text).notNull().unique()
+                t.column("direction", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("peer", .text)
+                t.column("channelIndex", .integer)
+                t.column("senderName", .text)
+                t.column("text", .text).notNull()
+                t.column("timestamp", .integer).notNull()
+                t.column("pathLength", .integer)
+                t.column("snr", .double)
+                t.column("status", .text).notNull()
+                t.column("ack", .integer)
+                t.column("roundTrip", .integer)
+                t.column("storedAt", .datetime).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: Contacts
+
+    /// Inserts or updates contacts (by public key).
+    public func saveContacts(_ contacts: [MeshContact]) async throws {
+        try await dbQueue.write { db in
+            for contact in contacts { try ContactRow(contact).save(db) }
+        }
+    }
+
+    /// Replaces the whole contact table (after a full listing).
+    public func replaceContacts(_ contacts: [MeshContact]) async throws {
+        try await dbQueue.write { db in
+            try ContactRow.deleteAll(db)
+            for contact in contacts { try ContactRow(contact).insert(db) }
+        }
+    }
+
+    /// Removes a contact.
+    public func removeContact(publicKey: Data) async throws {
+        _ = try await dbQueue.write { db in try ContactRow.deleteOne(db, key: publicKey.hexString) }
+    }
+
+    /// Every contact, by name.
+    public func contacts() async throws -> [MeshContact] {
+        try await dbQueue.read { db in try ContactRow.order(Column("name")).fetchAll(db).map(\.contact) }
+    }
+
+    /// The newest `lastModified` among stored contacts (0 when none), for `contacts(since:)`.
+    public func contactsLastModified() async throws -> UInt32 {
+        try await dbQueue.read { db in
+            UInt32(clamping: try Int.fetchOne(db, sql: "SELECT MAX(lastModified) FROM meshContact") ?? 0)
+        }
+    }
+
+    // MARK: Channels
+
+    /// Stores the radio's channels, replacing the previous set.
+    public func replaceChannels(_ channels: [ChannelInfo]) async throws {
+        try await dbQueue.write { db in
+            try ChannelRow.deleteAll(db)
+            for channel in channels { try ChannelRow(channel).insert(db) }
+        }
+    }
+
+    /// Stored channels by index.
+    public func channels() async throws -> [ChannelInfo] {
+        try await dbQueue.read { db in try ChannelRow.order(Column("channelIndex")).fetchAll(db).map(\.channel) }
+    }
+
+    // MARK: Messages
+
+    /// Stores a message unless an identical one is already stored; returns it with its row id,
+    /// or nil when it was a duplicate.
+    public func insertMessage(_ message: MeshMessage) async throws -> MeshMessage? {
+        try await dbQueue.write { db in
+            let key = message.deduplicationKey
+            if try MessageRow.filter(Column("dedupKey") == key).fetchCount(db) > 0 { return nil }
+            var row = MessageRow(message)
+            try row.insert(db)
+            var stored = message
+            stored.id = row.id
+            return stored
+        }
+    }
+
+    /// Updates an outgoing message's delivery state.
+    public func updateDelivery(id: Int64, status: MeshMessage.Status, ack: UInt32? = nil, roundTrip: UInt32? = nil) async throws {
+        try await dbQueue.write { db in
+            guard var row = try MessageRow.fetchOne(db, key: id) else { return }
+            row.status = status.rawValue
+            if let ack { row.ack = Int64(ack) }
+            if let roundTrip { row.roundTrip = Int64(roundTrip) }
+            try row.update(db)
+        }
+    }
+
+    /// Stored messages, oldest first (`limit`: the newest n).
+    public func messages(limit: Int? = nil) async throws -> [MeshMessage] {
+        try await dbQueue.read { db in
+            var request = MessageRow.order(Column("id").desc)
+            if let limit { request = request.limit(limit) }
+            return try request.fetchAll(db).reversed().map(\.message)
+        }
+    }
+}
+
+// MARK: Rows
+
+private struct ContactRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "meshContact"
+    var publicKey: String
+    var name: String
+    var type: Int
+    var flags: Int
+    var outPath: Data?
+    var lastAdvert: Int64
+    var latitude: Double
+    var longitude: Double
+    var lastModified: Int64
+
+    init(_ contact: MeshContact) {
+        publicKey = contact.publicKey.hexString
+        name = contact.name
+        type = Int(contact.type.rawValue)
+        flags = Int(contact.flags)
+        outPath = contact.outPath
+        lastAdvert = Int64(contact.lastAdvert)
+        latitude = contact.latitude
+        longitude = contact.longitude
+        lastModified = Int64(contact.lastModified)
+    }
+
+    var contact: MeshContact {
+        MeshContact(
+            publicKey: Data(hexString: publicKey) ?? Data(), type: MeshContactType(rawValue: UInt8(clamping: type)),
+            flags: UInt8(clamping: flags), outPath: outPath, name: name, lastAdvert: UInt32(clamping: lastAdvert),
+            latitude: latitude, longitude: longitude, lastModified: UInt32(clamping: lastModified))
+    }
+}
+
+private struct ChannelRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "meshChannel"
+    var channelIndex: Int
+    var name: String
+    var secret: Data
+
+    init(_ channel: ChannelInfo) {
+        channelIndex = Int(channel.index)
+        name = channel.name
+        secret = channel.secret
+    }
+
+    var channel: ChannelInfo { ChannelInfo(index: UInt8(clamping: channelIndex), name: name, secret: secret) }
+}
+
+private struct MessageRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "meshMessage"
+    var id: Int64?
+    var dedupKey: String
+    var direction: String
+    var kind: String
+    var peer: String?
+    var channelIndex: Int?
+    var senderName: String?
+    var text: String
+    var timestamp: Int64
+    var pathLength: Int?
+    var snr: Double?
+    var status: String
+    var ack: Int64?
+    var roundTrip: Int64?
+    var storedAt: Date
+
+    init(_ message: MeshMessage) {
+        id = message.id
+        dedupKey = message.deduplicationKey
+        direction = message.direction.rawValue
+        kind = message.kind.rawValue
+        peer = message.peer
+        channelIndex = message.channelIndex
+        senderName = message.senderName
+        text = message.text
+        timestamp = Int64(message.timestamp)
+        pathLength = message.pathLength
+        snr = message.snr
+        status = message.status.rawValue
+        ack = message.ack.map(Int64.init)
+        roundTrip = message.roundTrip.map(Int64.init)
+        storedAt = message.storedAt
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    var message: MeshMessage {
+        MeshMessage(
+            id: id, direction: MeshMessage.Direction(rawValue: direction) ?? .incoming,
+            kind: MeshMessage.Kind(rawValue: kind) ?? .direct, peer: peer, channelIndex: channelIndex,
+            senderName: senderName, text: text, timestamp: UInt32(clamping: timestamp), pathLength: pathLength, snr: snr,
+            status: MeshMessage.Status(rawValue: status) ?? .received, ack: ack.map { UInt32(clamping: $0) },
+            roundTrip: roundTrip.map { UInt32(clamping: $0) }, storedAt: storedAt)
+    }
+}

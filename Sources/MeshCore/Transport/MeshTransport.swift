@@ -1,0 +1,54 @@
+import Foundation
+
+/// A byte pipe to a MeshCore companion radio that carries one companion-protocol frame per
+/// ``send(_:)`` and one per element of ``receivedData`` (PocketMesh's transport abstraction).
+///
+/// ``BLETransport`` (Nordic UART), ``StreamTransport`` (TCP and serial) and ``MockTransport``
+/// conform. Transports that can report link changes also conform to ``MeshLinkReporting``.
+public protocol MeshTransport: Sendable {
+    var receivedData: AsyncStream<Data> { get async }
+    var isConnected: Bool { get async }
+    func connect() async throws
+    func disconnect() async
+    func send(_ data: Data) async throws
+}
+
+/// A change of a transport's link, for the session and the connection manager.
+public enum MeshLinkEvent: Sendable, Equatable {
+    /// The link came up (after ``MeshTransport/connect()``).
+    case connected
+    /// The link went down unexpectedly; the transport (or the OS) is reconnecting by itself.
+    case reconnecting
+    /// The link came back by itself; the radio's app session must be started again.
+    case reconnected
+    /// The link went down and the transport will not bring it back by itself.
+    case disconnected(reason: String?)
+}
+
+/// A transport that reports its link changes. The connection manager relies on it to never
+/// show "connected" for a link that is down.
+public protocol MeshLinkReporting: Sendable {
+    /// Link changes from now on.
+    func linkEvents() async -> AsyncStream<MeshLinkEvent>
+}
+
+/// Errors of the byte-stream and mock transports (BLE reports ``TetherCore/BLEError``).
+public enum MeshTransportError: Error, Sendable, Hashable, LocalizedError {
+    /// `send` before `connect`, or after the link went down.
+    case notConnected
+    /// The radio could not be reached.
+    case connectionFailed(String)
+    /// A frame longer than the protocol allows.
+    case frameTooLarge(Int)
+    /// The serial device could not be opened or configured.
+    case serialPort(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .notConnected: "Not connected to the radio"
+        case .connectionFailed(let reason): "Could not reach the radio: \(reason)"
+        case .frameTooLarge(let size): "A \(size)-byte frame is longer than the radio accepts"
+        case .serialPort(let reason): "Serial port: \(reason)"
+        }
+    }
+}

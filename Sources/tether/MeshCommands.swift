@@ -1,0 +1,282 @@
+import ArgumentParser
+import Foundation
+import MeshCore
+import TetherCore
+import TetherSimulator
+
+/// `tether mesh …`: a MeshCore companion radio over BLE, TCP or serial.
+struct MeshCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mesh",
+        abstract: "Talk to a MeshCore companion radio over BLE, TCP (WiFi companion) or serial, or emulate one.",
+        discussion: "Without --ble, --tcp or --serial the radio is reached over BLE on the chosen driver; on the simulator that is the emulated radio \"MeshCore-Tether Base\" in a small scripted mesh.",
+        subcommands: [Info.self, Contacts.self, Send.self, Channel.self, Listen.self, Time.self, Advert.self, Battery.self, MeshEmulate.self])
+}
+
+/// How to reach the radio, shared by every `tether mesh` subcommand.
+struct MeshTarget: ParsableArguments {
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Reach the radio over BLE by its advertised name (default: the first \"MeshCore…\" radio).")
+    var ble: String?
+
+    @Option(help: "Reach a WiFi companion over TCP at HOST[:PORT] (port 5000 by default).")
+    var tcp: String?
+
+    @Option(help: "Reach the radio on a serial device (115200 8N1), e.g. /dev/ttyACM0.")
+    var serial: String?
+
+    @Flag(help: "JSON output, one object per line.")
+    var json = false
+
+    @Option(help: "The contacts and messages database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
+    var database: String?
+
+    @Option(help: "Seconds allowed for connecting and the startup sequence.")
+    var timeout: Double = 60
+
+    func validate() throws {
+        let chosen = [ble != nil, tcp != nil, serial != nil].filter { $0 }.count
+        guard chosen <= 1 else { throw ValidationError("choose one of --ble, --tcp and --serial") }
+        if let tcp { _ = try Self.hostAndPort(tcp) }
+        guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
+    }
+
+    /// Parses `HOST[:PORT]`.
+    static func hostAndPort(_ text: String) throws -> (String, Int) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard let host = parts.first, !host.isEmpty, parts.count <= 2 else { throw ValidationError("--tcp wants HOST or HOST:PORT, got \(text)") }
+        guard parts.count == 2 else { return (String(host), StreamTransport.defaultTCPPort) }
+        guard let port = Int(parts[1]), (1...65_535).contains(port) else { throw ValidationError("bad port in \(text)") }
+        return (String(host), port)
+    }
+
+    /// Connects and runs the startup sequence; progress goes to standard error.
+    func open(reconnect: Bool = false) async throws -> MeshLink {
+        let transport: any MeshTransport
+        var environment: Environment?
+        if let tcp {
+            let (host, port) = try Self.hostAndPort(tcp)
+            transport = StreamTransport.tcp(host: host, port: port)
+        } else if let serial {
+            transport = StreamTransport.serial(path: serial)
+        } else {
+            let env = await Environment.make(global.driver)
+            environment = env
+            try await env.central.requirePoweredOn()
+            // On the simulator, the default radio is the world's "Tether Base".
+            let name = ble ?? (env.emulators.map { _ in "\(MeshCoreBLE.namePrefix)-\(MeshNetwork.demoRadioName)" })
+            let found = try await BLETransport.discover(on: env.central, name: name)
+            note("Found \(found.name ?? "radio") (\(found.rssi) dBm)")
+            transport = await BLETransport(central: env.central, peripheral: found.id)
+        }
+        let store = try MeshStore(path: database ?? MeshStore.defaultPath())
+        let session = MeshCoreSession(transport: transport, configuration: .init(appName: "tether"))
+        let manager = ConnectionManager(
+            session: session, store: store,
+            configuration: .init(reconnectPolicy: reconnect ? .persistent : .never))
+        try await within(timeout, "connecting to the radio") { try await manager.connect() }
+        if let info = await manager.selfInfo {
+            let firmware = await manager.deviceInfo?.firmwareVersion ?? "?"
+            note("Connected to \(info.name) (firmware \(firmware)), \(await manager.contacts.count) contacts")
+        }
+        return MeshLink(manager: manager, environment: environment, json: json)
+    }
+
+    /// A progress line on standard error (kept off standard output for JSON consumers).
+    func note(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// An open radio connection for one CLI command.
+struct MeshLink {
+    let manager: ConnectionManager
+    let environment: Environment?
+    let json: Bool
+
+    var session: MeshCoreSession { manager.session }
+
+    func close() async { await manager.disconnect() }
+
+    /// Runs `body`, then disconnects (also on failure), mapping errors to one CLI line.
+    static func with(_ target: MeshTarget, reconnect: Bool = false, _ body: (MeshLink) async throws -> Void) async throws {
+        do {
+            let link = try await target.open(reconnect: reconnect)
+            do {
+                try await body(link)
+                await link.close()
+            } catch {
+                await link.close()
+                throw error
+            }
+        } catch {
+            throw CLIError.from(error)
+        }
+    }
+
+    func emit(_ value: some Encodable, text: String) throws {
+        print(json ? try jsonLine(value) : text)
+        flushOutput()
+    }
+}
+
+extension MeshCommands {
+    /// `tether mesh info`.
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The radio's identity, radio settings and firmware.")
+        @OptionGroup var target: MeshTarget
+
+        func run() async throws {
+            try await MeshLink.with(target) { link in
+                guard let info = await link.manager.selfInfo else { throw CLIError("the radio sent no SELF_INFO") }
+                let device = await link.manager.deviceInfo
+                let report = MeshInfoReport(info, device, contacts: await link.manager.contacts.count, channels: await link.manager.channels.map(\.name))
+                try link.emit(report, text: report.text)
+            }
+        }
+    }
+
+    /// `tether mesh contacts`.
+    struct Contacts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The radio's contacts.")
+        @OptionGroup var target: MeshTarget
+
+        func run() async throws {
+            try await MeshLink.with(target) { link in
+                let contacts = await link.manager.contacts
+                for contact in contacts {
+                    let row = MeshContactRow(contact)
+                    try link.emit(row, text: row.text)
+                }
+                if !link.json { print("\(contacts.count) contact(s)") }
+            }
+        }
+    }
+
+    /// `tether mesh send <name> <text>`.
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send a direct message and wait for its acknowledgement.")
+        @OptionGroup var target: MeshTarget
+        @Argument(help: "The contact's name (or the start of its public key in hex).") var name: String
+        @Argument(help: "The message.") var text: String
+        @Option(help: "Sends before giving up.") var attempts = 3
+
+        func validate() throws {
+            guard !text.isEmpty else { throw ValidationError("the message is empty") }
+            guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be 1…10") }
+        }
+
+        func run() async throws {
+            try await MeshLink.with(target) { link in
+                guard let contact = await link.manager.contact(named: name) else {
+                    let known = await link.manager.contacts.map(\.name).joined(separator: ", ")
+                    throw CLIError("no contact named \(name) (known: \(known.isEmpty ? "none" : known))")
+                }
+                let message = try await link.manager.sendMessage(text, to: contact, attempts: attempts)
+                let row = MeshMessageRow(message, contact: contact.name)
+                try link.emit(row, text: "Delivered to \(contact.name)" + (message.roundTrip.map { " (round trip \($0) ms)" } ?? ""))
+            }
+        }
+    }
+
+    /// `tether mesh channel <idx> <text>`.
+    struct Channel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send a message on a channel (0 is Public).")
+        @OptionGroup var target: MeshTarget
+        @Argument(help: "The channel index.") var index: UInt8
+        @Argument(help: "The message.") var text: String
+
+        func run() async throws {
+            try await MeshLink.with(target) { link in
+                let message = try await link.manager.sendChannelMessage(text, channel: index)
+                let name = await link.manager.channels.first { $0.index == index }?.name ?? "channel \(index)"
+                try link.emit(MeshMessageRow(message, contact: nil), text: "Sent on \(name)")
+            }
+        }
+    }
+
+    /// `tether mesh listen`.
+    struct Listen: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show messages live, and acknowledgements as they arrive; reconnects on link loss.")
+        @OptionGroup var target: MeshTarget
+        @Option(help: "How long to listen, in seconds.") var seconds: Double = 60
+
+        func validate() throws {
+            guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be between 0 and 86400") }
+        }
+
+        func run() async throws {
+            try await MeshLink.with(target, reconnect: true) { link in
+                let events = await link.manager.events()
+                let json = link.json
+                let names = Dictionary(await link.manager.contacts.map { ($0.publicKeyPrefix.hexPrefix, $0.name) }, uniquingKeysWith: { a, _ in a })
+                if !json { print("Listening for \(Int(seconds)) s…") }
+                flushOutput()
+                let listener = Task {
+                    for await event in events {
+                        guard let line = MeshListenLine(event, names: names) else { continue }
+                        print(json ? ((try? jsonLine(line)) ?? "") : line.line)
+                        flushOutput()
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                listener.cancel()
+            }
+        }
+    }
+
+    /// `tether mesh time`.
+    struct Time: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The radio's clock; --set sets it to this computer's time.")
+        @OptionGroup var target: MeshTarget
+        @Flag(help: "Set the radio's clock to now (the radio refuses to go backwards).") var set = false
+
+        func run() async throws {
+            try await MeshLink.with(target) { link in
+                if set {
+                    let now = UInt32(clamping: Int64(Date().timeIntervalSince1970))
+                    do {
+                        try await link.session.setDeviceTime(now)
+                    } catch let error as MeshCoreError where error.radioErrorCode == .illegalArgument {
+                        throw CLIError("the radio refused: its clock is ahead of this computer's and it never goes back")
+                    }
+                }
+                let radio = try await link.session.deviceTime()
+                let report = MeshTimeReport(radio: radio, local: Date())
+                try link.emit(report, text: report.text)
+            }
+        }
+    }
+
+    /// `tether mesh advert`.
+    struct Advert: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send the radio's advert (zero-hop, or flooded through the mesh).")
+        @OptionGroup var target: MeshTarget
+        @Flag(help: "Flood the advert through the whole mesh.") var flood = false
+
+        func run() async throws {
+            try await MeshLink.with(target) { link in
+                try await link.session.sendSelfAdvert(flood: flood)
+                struct Report: Encodable { let advert: String }
+                try link.emit(Report(advert: flood ? "flood" : "zero-hop"), text: flood ? "Advert flooded" : "Advert sent to neighbours")
+            }
+        }
+    }
+
+    /// `tether mesh battery`.
+    struct Battery: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Battery voltage and storage use.")
+        @OptionGroup var target: MeshTarget
+
+        func run() async throws {
+            try await MeshLink.with(target) { link in
+                let value = try await link.session.batteryAndStorage()
+                struct Report: Encodable { let millivolts: Int; let usedKilobytes: Int?; let totalKilobytes: Int? }
+                let report = Report(millivolts: Int(value.millivolts), usedKilobytes: value.usedKilobytes.map(Int.init), totalKilobytes: value.totalKilobytes.map(Int.init))
+                let storage = value.usedKilobytes.map { used in " · storage \(used)/\(value.totalKilobytes ?? 0) KB" } ?? ""
+                try link.emit(report, text: String(format: "Battery %.2f V", Double(value.millivolts) / 1000) + storage)
+            }
+        }
+    }
+}

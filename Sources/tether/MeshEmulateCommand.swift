@@ -1,0 +1,98 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import MeshCore
+import TetherSimulator
+
+/// `tether mesh emulate`: an emulated MeshCore companion radio inside a small simulated mesh,
+/// served over TCP (as a WiFi companion) and optionally a pseudo-terminal (as a USB one), so
+/// other programs can drive it.
+struct MeshEmulate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulate",
+        abstract: "Run an emulated MeshCore companion radio in a small simulated mesh.",
+        discussion: """
+            The radio "\(MeshNetwork.demoRadioName)" knows the nodes Alice, Bob, Echo (an echo bot) \
+            and Ridge Repeater. It listens for one app at a time on TCP with the companion \
+            protocol's stream framing; Alice and Bob chat on a script.
+            """)
+
+    @Option(help: "Where to listen, HOST:PORT (port 0 picks a free port).")
+    var tcp = "127.0.0.1:5000"
+
+    @Flag(help: "Also serve on a new pseudo-terminal and print its path.")
+    var pty = false
+
+    @Flag(help: "Exit when standard input reaches end of file (for scripts and tests).")
+    var untilStdinCloses = false
+
+    @Flag(help: "Do not script Alice's and Bob's chatter.")
+    var quiet = false
+
+    func validate() throws {
+        _ = try Self.endpoint(tcp)
+    }
+
+    func run() async throws {
+        let (host, port) = try Self.endpoint(tcp)
+        let startEpoch = UInt32(Date().timeIntervalSince1970), chatter = !quiet
+        let (network, server) = await { @SimulationActor in
+            let network = MeshNetwork.demo(clock: ContinuousClock(), startEpoch: startEpoch, chatter: chatter)
+            network.observer = { time, event in
+                print(String(format: "[%8.3f] ", time.seconds) + event.description)
+                flushOutput()
+            }
+            return (network, MeshCoreStreamHost(radio: network.radios[0]))
+        }()
+        do {
+            let bound = try await server.listen(host: host, port: port)
+            print("MeshCore emulator listening on tcp://\(host):\(bound)")
+            flushOutput()
+            if pty {
+                let terminal = try PseudoTerminal.open()
+                try await server.serve(fileDescriptor: terminal.master)
+                print("MeshCore emulator serial on \(terminal.path)")
+                flushOutput()
+            }
+        } catch {
+            await server.close()
+            throw CLIError("cannot serve the emulator on \(tcp): \(error)")
+        }
+        await Self.waitForTermination(stdin: untilStdinCloses)
+        await server.close()
+        await { @SimulationActor in network.shutdown() }()
+    }
+
+    /// Splits HOST:PORT (the port may be 0).
+    static func endpoint(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (0...65_535).contains(port), colon != text.startIndex else {
+            throw ValidationError("--tcp must be HOST:PORT, for example 127.0.0.1:5000")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
+    /// Returns on SIGINT or SIGTERM, or at end of standard input when `stdin` is true.
+    static func waitForTermination(stdin: Bool) async {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { continuation.yield() }
+            source.resume()
+            sources.append(source)
+        }
+        if stdin {
+            Thread.detachNewThread {
+                // Blocking reads on a thread of its own; empty data means end of file.
+                while !FileHandle.standardInput.availableData.isEmpty {}
+                continuation.yield()
+            }
+        }
+        for await _ in stream { break }
+        for source in sources { source.cancel() }
+    }
+}

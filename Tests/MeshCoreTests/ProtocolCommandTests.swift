@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+
+@testable import MeshCore
+
+@Suite struct ProtocolCommandTests {
+    typealias S = ProtocolTestSupport
+
+    static let prefix = Data([0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6])
+
+    /// Each command with the bytes it must encode to, written out by hand.
+    static let samples: [(MeshCoreCommand, String)] = [
+        (.appStart(appName: "Tether"), "01 03 20 20 20 20 20 20 54 65 74 68 65 72"),
+        (.appStart(appName: ""), "01 03 20 20 20 20 20 20"),
+        (.deviceQuery(protocolVersion: 3), "16 03"),
+        (.getContacts(since: nil), "04"),
+        (.getContacts(since: 1_704_067_200), "04 80 00 92 65"),
+        (
+            .sendTextMessage(.init(timestamp: 1_704_067_200, destinationPrefix: prefix, text: "hi")),
+            "02 00 00 80 00 92 65 A1 A2 A3 A4 A5 A6 68 69"
+        ),
+        (
+            .sendTextMessage(.init(
+                textType: .cliData, attempt: 2, timestamp: 0x0102_0304, destinationPrefix: prefix, text: "ver")),
+            "02 01 02 04 03 02 01 A1 A2 A3 A4 A5 A6 76 65 72"
+        ),
+        (
+            .sendTextMessage(.init(timestamp: 1, destinationPrefix: prefix, text: "")),
+            "02 00 00 01 00 00 00 A1 A2 A3 A4 A5 A6"
+        ),
+        (
+            .sendChannelTextMessage(channel: 0, timestamp: 1_704_067_200, text: "hello"),
+            "03 00 00 80 00 92 65 68 65 6C 6C 6F"
+        ),
+        (.sendChannelTextMessage(channel: 7, timestamp: 2, text: ""), "03 00 07 02 00 00 00"),
+        (.getDeviceTime, "05"),
+        (.setDeviceTime(1_704_067_200), "06 80 00 92 65"),
+        (.sendSelfAdvert(flood: false), "07"),
+        (.sendSelfAdvert(flood: true), "07 01"),
+        (.setAdvertName("Node"), "08 4E 6F 64 65"),
+        (.syncNextMessage, "0A"),
+        (.getBatteryAndStorage, "14"),
+        (.getChannel(0), "1F 00"),
+        (.getChannel(7), "1F 07"),
+        (.removeContact(publicKey: S.key), "0F " + S.keyHex),
+        (.reboot, "13 72 65 62 6F 6F 74"),
+        (.hasConnection(publicKey: S.otherKey), "1C " + S.otherKeyHex),
+        (.other(code: 0x38, payload: Data()), "38"),
+        (.other(code: 0x0D, payload: S.key), "0D " + S.keyHex),
+    ]
+
+    @Test func everyCommandEncodesToItsExactBytes() throws {
+        for (command, hex) in Self.samples {
+            let bytes = try command.encoded()
+            #expect(S.hexString(bytes) == S.hexString(S.hex(hex)), "\(command)")
+            #expect(command.code == bytes.first)
+        }
+    }
+
+    @Test func everyCommandRoundTrips() throws {
+        for (command, hex) in Self.samples {
+            #expect(try MeshCoreCommand(decoding: command.encoded()) == command)
+            #expect(try MeshCoreCommand(decoding: S.hex(hex)) == command)
+        }
+    }
+
+    @Test func setDeviceTimeExample() throws {
+        #expect(try MeshCoreCommand.setDeviceTime(1_704_067_200).encoded() == Data([0x06, 0x80, 0x00, 0x92, 0x65]))
+    }
+
+    @Test func advertNameIsTruncatedTo31BytesOnACharacterBoundary() throws {
+        let ascii = String(repeating: "x", count: 40)
+        let long = try MeshCoreCommand.setAdvertName(ascii).encoded()
+        #expect(long == Data([0x08]) + Data(repeating: 0x78, count: 31))
+
+        // 30 ASCII bytes + "é" (2 bytes) would be 32: the é is dropped whole.
+        let accent = try MeshCoreCommand.setAdvertName(String(repeating: "a", count: 30) + "é").encoded()
+        #expect(accent == Data([0x08]) + Data(repeating: 0x61, count: 30))
+
+        // 29 bytes + a 4-byte emoji: the emoji is dropped, nothing is split.
+        let emoji = try MeshCoreCommand.setAdvertName(String(repeating: "b", count: 29) + "😀c").encoded()
+        #expect(emoji == Data([0x08]) + Data(repeating: 0x62, count: 29))
+
+        // Exactly 31 bytes with multi-byte characters survives intact.
+        let exact = String(repeating: "é", count: 15) + "z"
+        let exactBytes = try MeshCoreCommand.setAdvertName(exact).encoded()
+        #expect(exactBytes.count == 32)
+        #expect(try MeshCoreCommand(decoding: exactBytes) == .setAdvertName(exact))
+
+        // A flag (two regional-indicator scalars) is one character: it is kept or dropped whole.
+        let flag = try MeshCoreCommand.setAdvertName(String(repeating: "c", count: 27) + "🇫🇷").encoded()
+        #expect(flag == Data([0x08]) + Data(repeating: 0x63, count: 27))
+    }
+
+    @Test func invalidArgumentsAreRejected() {
+        #expect(throws: MeshCoreEncodeError.invalidArgument("destination prefix must be 6 bytes, got 5")) {
+            try MeshCoreCommand.sendTextMessage(.init(timestamp: 0, destinationPrefix: Data(count: 5), text: "x"))
+                .encoded()
+        }
+        #expect(throws: MeshCoreEncodeError.invalidArgument("destination prefix must be 6 bytes, got 32")) {
+            try MeshCoreCommand.sendTextMessage(.init(timestamp: 0, destinationPrefix: S.key, text: "x")).encoded()
+        }
+        #expect(throws: MeshCoreEncodeError.invalidArgument("public key must be 32 bytes, got 31")) {
+            try MeshCoreCommand.removeContact(publicKey: Data(count: 31)).encoded()
+        }
+        #expect(throws: MeshCoreEncodeError.invalidArgument("public key must be 32 bytes, got 33")) {
+            try MeshCoreCommand.hasConnection(publicKey: Data(count: 33)).encoded()
+        }
+    }
+
+    @Test func oversizedCommandsAreRejected() throws {
+        let text = String(repeating: "t", count: 200)
+        #expect(throws: MeshCoreEncodeError.frameTooLarge(213)) {
+            try MeshCoreCommand.sendTextMessage(.init(timestamp: 0, destinationPrefix: Self.prefix, text: text))
+                .encoded()
+        }
+        #expect(throws: MeshCoreEncodeError.frameTooLarge(207)) {
+            try MeshCoreCommand.sendChannelTextMessage(channel: 0, timestamp: 0, text: text).encoded()
+        }
+        #expect(throws: MeshCoreEncodeError.frameTooLarge(208)) {
+            try MeshCoreCommand.appStart(appName: text).encoded()
+        }
+        #expect(throws: MeshCoreEncodeError.frameTooLarge(177)) {
+            try MeshCoreCommand.other(code: 0x20, payload: Data(count: 176)).encoded()
+        }
+        // 176 bytes is the limit itself, and is allowed.
+        let limit = try MeshCoreCommand.sendTextMessage(
+            .init(timestamp: 0, destinationPrefix: Self.prefix, text: String(repeating: "t", count: 163))
+        ).encoded()
+        #expect(limit.count == 176)
+    }
+
+    @Test func decodingIsLenientWhereTheFirmwareIs() throws {
+        // SEND_SELF_ADVERT floods only for a second byte of 1.
+        #expect(try MeshCoreCommand(decoding: S.hex("07 00")) == .sendSelfAdvert(flood: false))
+        #expect(try MeshCoreCommand(decoding: S.hex("07 02")) == .sendSelfAdvert(flood: false))
+        // GET_CONTACTS without a complete since lists everything.
+        #expect(try MeshCoreCommand(decoding: S.hex("04 01 02")) == .getContacts(since: nil))
+        // APP_START ignores the reserved bytes' values.
+        #expect(try MeshCoreCommand(decoding: S.hex("01 00 00 00 00 00 00 00 41")) == .appStart(appName: "A"))
+        // SEND_CHANNEL_TXT_MSG ignores its txt_type byte.
+        #expect(
+            try MeshCoreCommand(decoding: S.hex("03 01 02 00 00 00 00 41"))
+                == .sendChannelTextMessage(channel: 2, timestamp: 0, text: "A"))
+        // Trailing bytes after fixed fields are ignored; bare SET_ADVERT_NAME is an empty name.
+        #expect(try MeshCoreCommand(decoding: S.hex("05 FF")) == .getDeviceTime)
+        #expect(try MeshCoreCommand(decoding: S.hex("08")) == .setAdvertName(""))
+        #expect(try MeshCoreCommand(decoding: S.hex("13 72 65 62 6F 6F 74 21")) == .reboot)
+        // Codes without a dedicated case stay raw.
+        #expect(try MeshCoreCommand(decoding: S.hex("FE 01 02")) == .other(code: 0xFE, payload: S.hex("01 02")))
+        #expect(try MeshCoreCommand(decoding: S.hex("09 01")) == .other(code: 0x09, payload: S.hex("01")))
+    }
+
+    @Test func decodingRejectsShortFrames() {
+        #expect(throws: MeshCoreDecodeError.empty) { try MeshCoreCommand(decoding: Data()) }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 1, needed: 8, got: 7)) {
+            try MeshCoreCommand(decoding: S.hex("01 03 20 20 20 20 20"))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 1, needed: 8, got: 1)) {
+            try MeshCoreCommand(decoding: S.hex("01"))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 0x16, needed: 2, got: 1)) {
+            try MeshCoreCommand(decoding: S.hex("16"))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 2, needed: 13, got: 12)) {
+            try MeshCoreCommand(decoding: S.hex("02 00 00 80 00 92 65 A1 A2 A3 A4 A5"))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 3, needed: 7, got: 6)) {
+            try MeshCoreCommand(decoding: S.hex("03 00 00 80 00 92"))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 6, needed: 5, got: 4)) {
+            try MeshCoreCommand(decoding: S.hex("06 80 00 92"))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 0x1F, needed: 2, got: 1)) {
+            try MeshCoreCommand(decoding: S.hex("1F"))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 0x0F, needed: 33, got: 32)) {
+            try MeshCoreCommand(decoding: Data([0x0F]) + Data(count: 31))
+        }
+        #expect(throws: MeshCoreDecodeError.truncated(code: 0x1C, needed: 33, got: 2)) {
+            try MeshCoreCommand(decoding: S.hex("1C 00"))
+        }
+        #expect(throws: MeshCoreDecodeError.malformed(code: 0x13, reason: "REBOOT without its \"reboot\" confirmation")) {
+            try MeshCoreCommand(decoding: S.hex("13 72 65"))
+        }
+        #expect(throws: MeshCoreDecodeError.tooLarge(177)) {
+            try MeshCoreCommand(decoding: Data([0x0A]) + Data(count: 176))
+        }
+    }
+
+    @Test func decodesFromASliceWithNonZeroStartIndex() throws {
+        let padded = S.hex("FF FF FF 06 80 00 92 65")
+        #expect(try MeshCoreCommand(decoding: padded[3...]) == .setDeviceTime(1_704_067_200))
+    }
+
+    @Test func errorDescriptions() {
+        #expect(MeshCoreEncodeError.frameTooLarge(200).description.contains("200"))
+        #expect(MeshCoreDecodeError.truncated(code: 0x0D, needed: 80, got: 2).description
+            == "frame 0x0D truncated: needed 80 bytes, got 2")
+        #expect(MeshCoreDecodeError.empty.description == "empty frame")
+    }
+}

@@ -25,6 +25,7 @@ struct DemoCommand: AsyncParsableCommand {
                 try await KiroDemoChapter(central: environment.central, radio: radio, emulator: emulators.kiro, timeline: story.timeline).run()
                 try await TybeDemoChapter(central: environment.central, bridge: emulators.tybe, timeline: story.timeline).run()
                 try await FlockDemoChapter(central: environment.central, emulator: emulators.flock, timeline: story.timeline).run()
+                try await MeshDemoChapter(central: environment.central, radio: radio, emulators: emulators, timeline: story.timeline).run()
             }
             print("\nDemo passed.")
         } catch {

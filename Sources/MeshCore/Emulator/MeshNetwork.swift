@@ -31,6 +31,16 @@ public final class MeshNetwork {
     let logger: Logger
     private var tasks: [Int: Task<Void, Never>] = [:]
     private var taskSerial = 0
+    private var events: [ScheduledEvent] = []
+    private var eventSerial = 0
+    private var pump: Task<Void, Never>?
+    private var pumpDeadline: Duration?
+
+    private struct ScheduledEvent {
+        let time: Duration
+        let serial: Int
+        let action: @SimulationActor (MeshNetwork) -> Void
+    }
 
     /// Creates an empty mesh.
     ///
@@ -118,19 +128,37 @@ public final class MeshNetwork {
     // MARK: Scheduling
 
     /// Runs `action` after `delay` of virtual time (cancelled by ``shutdown()``).
-    @discardableResult
-    public func schedule(after delay: Duration, _ action: @escaping @SimulationActor (MeshNetwork) -> Void) -> Task<Void, Never> {
-        taskSerial += 1
-        let serial = taskSerial
-        let timeline = self.timeline
-        let task = Task { @SimulationActor [weak self] in
-            defer { self?.tasks[serial] = nil }
-            do { try await timeline.sleep(for: delay) } catch { return }
-            guard let self, !Task.isCancelled else { return }
-            action(self)
+    ///
+    /// Actions due at the same instant run in the order they were scheduled, so two messages
+    /// sent one after the other also arrive in that order.
+    public func schedule(after delay: Duration, _ action: @escaping @SimulationActor (MeshNetwork) -> Void) {
+        eventSerial += 1
+        let event = ScheduledEvent(time: timeline.now + max(.zero, delay), serial: eventSerial, action: action)
+        let position = events.firstIndex { ($0.time, $0.serial) > (event.time, event.serial) } ?? events.endIndex
+        events.insert(event, at: position)
+        if pumpDeadline.map({ event.time < $0 }) ?? true { restartPump() }
+    }
+
+    /// One task sleeps until the earliest event, runs everything due, and repeats.
+    private func restartPump() {
+        pump?.cancel()
+        guard let first = events.first else {
+            pump = nil
+            pumpDeadline = nil
+            return
         }
-        tasks[serial] = task
-        return task
+        pumpDeadline = first.time
+        let timeline = self.timeline
+        pump = Task { @SimulationActor [weak self] in
+            do { try await timeline.sleep(until: first.time) } catch { return }
+            guard let self, !Task.isCancelled else { return }
+            while let next = self.events.first, next.time <= timeline.now {
+                self.events.removeFirst()
+                next.action(self)
+            }
+            self.pumpDeadline = nil
+            self.restartPump()
+        }
     }
 
     /// Plays `script` from now, once or over and over every `period`.
@@ -161,6 +189,10 @@ public final class MeshNetwork {
     public func shutdown() {
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
+        events.removeAll()
+        pump?.cancel()
+        pump = nil
+        pumpDeadline = nil
     }
 
     private func perform(_ action: MeshScript.Action) {

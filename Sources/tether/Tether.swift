@@ -79,7 +79,7 @@ extension CLIError {
 
 /// Options every subcommand takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "The Bluetooth driver: simulator (default).")
+    @Option(name: .long, help: "The Bluetooth driver: simulator (default) or corebluetooth (on Linux: the CoreBluetooth look-alike over the simulator).")
     var driver: DriverChoice = .simulator
 }
 

@@ -4,6 +4,7 @@ import Testing
 @testable import FlockFinder
 @testable import TetherCore
 @testable import TetherSimulator
+import TetherCoreBluetooth
 
 /// A detector emulator, a client with a store, and a test clock.
 struct ClientWorld {
@@ -22,15 +23,15 @@ struct ClientWorld {
         if withDetector { await radio.add(emulator.makePeripheral(id: id)) }
         for peripheral in extra { await radio.add(peripheral) }
         store = try DetectionStore.inMemory(locationProvider: FixedLocationProvider(Location(latitude: 37.77, longitude: -122.42, horizontalAccuracy: 8)))
-        let central = Central(driver: await SimulatedDriver(radio: radio), clock: clock)
+        let central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
         let timeline = radio.timeline
         client = FlockFinderClient(central: central, store: store, clock: clock,
                                    now: { ClientWorld.epoch.addingTimeInterval(timeline.now.seconds) }, rssiInterval: .seconds(1))
     }
 
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, radio = self.radio
+        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     func advance(_ duration: Duration) async throws {

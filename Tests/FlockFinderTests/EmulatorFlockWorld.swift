@@ -3,6 +3,7 @@ import Foundation
 @testable import FlockFinder
 @testable import TetherCore
 @testable import TetherSimulator
+import TetherCoreBluetooth
 
 /// One notification as the central received it, stamped with virtual time.
 struct EmulatorNotification: Sendable {
@@ -55,8 +56,10 @@ struct EmulatorFlockWorld {
             radio.centralMaximumMTU = centralMaximumMTU
             radio.add(peripheral)
         }()
-        central = Central(driver: await SimulatedDriver(radio: radio), clock: clock)
+        central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
         await central.start()
+        // The look-alike reports the radio's state through a dispatch queue; let it arrive.
+        await SimulatorBackedDriver.settle(radio)
         connection = await central.connection(to: id, configuration: ConnectionConfiguration(
             services: [FlockFinderBLEConstants.serviceUUID],
             requiredCharacteristics: [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.command, FlockFinderBLEConstants.stream],
@@ -68,8 +71,8 @@ struct EmulatorFlockWorld {
 
     /// Runs `operation` while virtual time advances in 10 ms steps.
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, radio = self.radio
+        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     /// Lets `duration` of virtual time pass.
@@ -149,3 +152,12 @@ extension [EmulatorNotification] {
     /// The stream entries whose `evt` is `evt`.
     func events(_ evt: String) -> [[String: Any]] { objects.filter { $0["evt"] as? String == evt } }
 }
+
+#if canImport(CoreBluetooth)
+/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
+/// helper on Linux); the harnesses run on the simulator driver there.
+enum SimulatorBackedDriver {
+    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
+    static func settle(_ radio: VirtualRadio) async {}
+}
+#endif

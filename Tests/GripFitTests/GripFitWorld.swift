@@ -4,6 +4,7 @@ import Logging
 @testable import GripFit
 @testable import TetherCore
 @testable import TetherSimulator
+import TetherCoreBluetooth
 
 /// A GripFit emulator on a virtual radio, a manager on a central, and a test clock.
 struct GripFitWorld {
@@ -26,7 +27,7 @@ struct GripFitWorld {
             await radio.add(peripheral)
             await configure(peripheral)
         }
-        let driver = await SimulatedDriver(radio: radio)
+        let driver = await SimulatorBackedDriver.make(radio: radio)
         central = Central(driver: driver, clock: clock)
         let timeline = radio.timeline
         manager = BLEManager(central: central, clock: clock, now: { GripFitWorld.epoch.addingTimeInterval(timeline.now.seconds) })
@@ -34,8 +35,8 @@ struct GripFitWorld {
 
     /// Runs `operation` while virtual time advances in 10 ms steps.
     func run<T: Sendable>(limit: Duration = .seconds(300), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, radio = self.radio
+        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     /// Advances virtual time until the manager reaches a state matching `predicate`; returns it.
@@ -103,3 +104,12 @@ extension GripFitConnectionState {
         return false
     }
 }
+
+#if canImport(CoreBluetooth)
+/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
+/// helper on Linux); the harnesses run on the simulator driver there.
+enum SimulatorBackedDriver {
+    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
+    static func settle(_ radio: VirtualRadio) async {}
+}
+#endif

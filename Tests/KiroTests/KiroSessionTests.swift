@@ -4,6 +4,7 @@ import Testing
 @testable import Kiro
 @testable import TetherCore
 @testable import TetherSimulator
+import TetherCoreBluetooth
 
 /// A Kiro emulator, a connection to it and a session on a test clock.
 struct KiroWorld {
@@ -23,7 +24,7 @@ struct KiroWorld {
         radio = VirtualRadio(clock: clock, seed: 5)
         emulator = KiroEmulator(eventForm: form)
         await radio.add(emulator.makePeripheral(id: id))
-        central = Central(driver: await SimulatedDriver(radio: radio), clock: clock)
+        central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
         connection = await central.connection(to: id, configuration: KiroConnector.configuration)
         dataSource = InMemoryKiroDataSource(day: try day ?? KiroSampleDay.dayPack())
         let timeline = radio.timeline
@@ -34,8 +35,8 @@ struct KiroWorld {
     }
 
     func run<T: Sendable>(step: Duration = .milliseconds(10), limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: step, limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, radio = self.radio
+        return try await VirtualTime.run(step: step, limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     func start() async throws {
@@ -187,3 +188,12 @@ struct KiroSessionTests {
         try await world.act({ $0.requestRefresh() }, until: { $0 == .sent(.dayPack) })
     }
 }
+
+#if canImport(CoreBluetooth)
+/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
+/// helper on Linux); the harnesses run on the simulator driver there.
+enum SimulatorBackedDriver {
+    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
+    static func settle(_ radio: VirtualRadio) async {}
+}
+#endif

@@ -3,14 +3,17 @@ import Foundation
 import Logging
 @testable import TetherCore
 @testable import TetherSimulator
+import TetherCoreBluetooth
 
 /// A virtual world on a test clock: an echo peripheral, a driver and a central.
 ///
 /// Time only moves when a test moves it, so every timeout below is exercised in virtual time.
+/// The driver is the simulator's or, with `TETHER_TEST_DRIVER=corebluetooth`, the
+/// CoreBluetooth driver on the look-alike (see `SimulatorBackedDriver`).
 struct Harness {
     let clock = TestClock<Duration>()
     let radio: VirtualRadio
-    let driver: SimulatedDriver
+    let driver: any BLEDriver
     let central: Central
     let echo: EchoPeripheral
     let echoID = PeripheralID(UUID(uuidString: "E0E0E0E0-0000-4000-8000-000000000001")!)
@@ -26,15 +29,17 @@ struct Harness {
         radio = VirtualRadio(clock: clock, seed: 7, centralState: centralState)
         echo = EchoPeripheral()
         await radio.add(EchoPeripheral.makePeripheral(id: echoID, distance: 1.5, linkParameters: link, behavior: echo))
-        driver = await SimulatedDriver(radio: radio, supportsAutoReconnect: osAutoReconnect)
+        driver = await SimulatorBackedDriver.make(radio: radio, supportsAutoReconnect: osAutoReconnect)
         central = Central(driver: driver, clock: clock)
         await central.start()
+        // The look-alike reports the radio's state through a dispatch queue; let it arrive.
+        await SimulatorBackedDriver.settle(radio)
     }
 
     /// Runs `operation` while virtual time advances in 10 ms steps.
     func run<T: Sendable>(limit: Duration = .seconds(600), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, radio = self.radio
+        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     /// Lets `duration` of virtual time pass.
@@ -43,10 +48,16 @@ struct Harness {
         while left > .zero {
             let step = min(left, .milliseconds(10))
             for _ in 0..<3 { await Task.yield() }
+            await SimulatorBackedDriver.settle(radio)
             await clock.advance(by: step)
             left -= step
         }
         for _ in 0..<10 { await Task.yield() }
+    }
+
+    /// Simulates the OS relaunching the app (links stay up); returns the new launch's driver.
+    func relaunchApp() async -> any BLEDriver {
+        await SimulatorBackedDriver.relaunch(radio: radio)
     }
 
     /// Virtual time since the world began.
@@ -109,3 +120,15 @@ actor EventLog {
         events.compactMap { if case .reconnectScheduled(let attempt, let delay) = $0 { (attempt, delay) } else { nil } }
     }
 }
+
+#if canImport(CoreBluetooth)
+/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
+/// helper on Linux); the harness runs on the simulator driver there.
+enum SimulatorBackedDriver {
+    static func make(radio: VirtualRadio, supportsAutoReconnect: Bool = true) async -> any BLEDriver {
+        await SimulatedDriver(radio: radio, supportsAutoReconnect: supportsAutoReconnect)
+    }
+    static func relaunch(radio: VirtualRadio) async -> any BLEDriver { await radio.relaunchApp() }
+    static func settle(_ radio: VirtualRadio) async {}
+}
+#endif

@@ -143,7 +143,7 @@ struct ReconnectionTests {
         _ = try await h.connected()
         let serial = await h.radio.link(for: h.echoID)?.serial
         // The OS relaunches the app: a new driver and central, the link still up.
-        let driver = await h.radio.relaunchApp()
+        let driver = await h.relaunchApp()
         let central = Central(driver: driver, clock: h.clock)
         let restored = Calls()
         await central.setRestorationHandler { ids in restored.record(ids.map(\.description).joined()) }

@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 @testable import TetherCore
 @testable import TetherSimulator
+import TetherCoreBluetooth
 @testable import Tybe
 
 /// One status notification as the client received it, stamped with virtual time.
@@ -33,7 +34,7 @@ struct EmulatorWorld {
         radio = VirtualRadio(clock: clock, seed: 5)
         bridge = TybeBridgeEmulator(queueCapacity: queueCapacity, dongle: TybeDongle(host: TybeHost(inputSource: inputSource)))
         await radio.add(bridge.makePeripheral(id: id))
-        central = Central(driver: await SimulatedDriver(radio: radio), clock: clock)
+        central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
         connection = await central.connection(to: id, configuration: ConnectionConfiguration(
             services: [TybeGATT.serviceUUID],
             requiredCharacteristics: TybeGATT.allCharacteristics,
@@ -44,8 +45,8 @@ struct EmulatorWorld {
 
     /// Runs `operation` while virtual time advances in 10 ms steps.
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, radio = self.radio
+        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     /// Lets `duration` of virtual time pass.
@@ -161,3 +162,12 @@ struct EmulatorWorld {
         Data([seq, UInt8(opcodes.count)] + opcodes)
     }
 }
+
+#if canImport(CoreBluetooth)
+/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
+/// helper on Linux); the harnesses run on the simulator driver there.
+enum SimulatorBackedDriver {
+    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
+    static func settle(_ radio: VirtualRadio) async {}
+}
+#endif

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TetherCore
 @testable import TetherSimulator
+import TetherCoreBluetooth
 @testable import Tybe
 
 /// A bridge, dongle and host on a virtual radio, and a client, on a test clock.
@@ -20,13 +21,13 @@ struct TybeWorld {
         let peripheral = bridge.makePeripheral(id: id)
         await { @SimulationActor in peripheral.linkParameters.preferredMTU = mtu }()
         await radio.add(peripheral)
-        let central = Central(driver: await SimulatedDriver(radio: radio), clock: clock)
+        let central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
         client = TybeClient(central: central, clock: clock)
     }
 
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(5), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, radio = self.radio
+        return try await VirtualTime.run(step: .milliseconds(5), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     func advance(_ duration: Duration) async throws {

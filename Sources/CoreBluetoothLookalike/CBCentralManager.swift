@@ -1,0 +1,332 @@
+import Foundation
+import Logging
+import TetherCore
+import TetherSimulator
+
+/// The common base of Core Bluetooth managers, as Apple's `CBManager`.
+open class CBManager: NSObject, @unchecked Sendable {
+    let managerLock = NSRecursiveLock()
+    var currentState: CBManagerState = .unknown
+
+    /// The manager's current state. Commands other than reading state are only accepted in
+    /// `.poweredOn` (others are ignored and logged as "API MISUSE", like Apple's).
+    open var state: CBManagerState { managerLock.withLock { currentState } }
+
+    /// The app's Bluetooth authorization: that of the ``CBLookalikeBackend`` bound to the
+    /// calling task, else `.allowedAlways`.
+    open class var authorization: CBManagerAuthorization {
+        CBLookalikeBackend.current?.authorization ?? .allowedAlways
+    }
+}
+
+/// The central role, as Apple's `CBCentralManager`, backed by a simulator ``VirtualRadio``.
+///
+/// Every delegate callback — the manager's and its peripherals' — runs on the queue given at
+/// init (the main queue when nil), one at a time and in the order the radio produced the
+/// events. Commands may be called from any thread; they reach the radio in call order.
+open class CBCentralManager: CBManager, @unchecked Sendable {
+    /// The delegate; held weakly, as on Apple platforms.
+    open weak var delegate: (any CBCentralManagerDelegate)?
+
+    let queue: DispatchQueue
+    let backend: CBLookalikeBackend?
+    let restoreIdentifier: String?
+    private let launch: SimulatedDriver?
+    private let commands: AsyncStream<Command>.Continuation
+    private var radioState: CentralState = .unknown
+    private var scanning = false
+    private var known: [UUID: CBPeripheral] = [:]
+
+    typealias Command = @Sendable (SimulatedDriver) async -> Void
+
+    /// Creates a manager with no delegate on the main queue.
+    public convenience override init() {
+        self.init(delegate: nil, queue: nil, options: nil)
+    }
+
+    /// Creates a manager that calls `delegate` on `queue` (the main queue when nil).
+    public convenience init(delegate: (any CBCentralManagerDelegate)?, queue: DispatchQueue?) {
+        self.init(delegate: delegate, queue: queue, options: nil)
+    }
+
+    /// Creates a manager. Recognized options: ``CBCentralManagerOptionRestoreIdentifierKey``
+    /// (opts into `willRestoreState`) and ``CBCentralManagerOptionShowPowerAlertKey`` (ignored).
+    public init(delegate: (any CBCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
+        self.queue = queue ?? .main
+        self.restoreIdentifier = options?[CBCentralManagerOptionRestoreIdentifierKey] as? String
+        let backend = CBLookalikeBackend.current
+        self.backend = backend
+        self.launch = backend?.claimLaunch()
+        let (stream, continuation) = AsyncStream.makeStream(of: Command.self)
+        self.commands = continuation
+        super.init()
+        self.delegate = delegate
+        guard let backend, let launch else {
+            // No radio: behave like a machine without Bluetooth LE.
+            Logger(label: "CoreBluetooth").warning("CBCentralManager created without a CBLookalikeBackend (or a second one in the same launch); reporting unsupported")
+            self.queue.async { [self] in
+                managerLock.withLock { currentState = .unsupported }
+                self.delegate?.centralManagerDidUpdateState(self)
+            }
+            continuation.finish()
+            return
+        }
+        backend.register(self)
+        let inFlight = backend.inFlight
+        // The command pipe: one task runs radio commands strictly in call order.
+        Task { [weak launch] in
+            for await command in stream {
+                if let launch { await command(launch) }
+                inFlight.end()
+            }
+        }
+        // The event pump: radio events in order, each delivered on the queue before the next.
+        let events = launch.events
+        let radio = backend.radio
+        // The launch's first event (the radio's state) is already waiting: count it from now,
+        // so `settle()` cannot return before the delegate has heard it.
+        inFlight.begin()
+        Task { [weak self, weak radio] in
+            var first = true
+            defer { if first { inFlight.end() } }
+            for await event in events {
+                inFlight.begin()
+                let links = await Self.linkInfo(for: event, radio: radio)
+                guard let self else {
+                    inFlight.end()
+                    return
+                }
+                let endsStartup = first
+                first = false
+                self.queue.async {
+                    self.deliver(event, links: links)
+                    inFlight.end()
+                    if endsStartup { inFlight.end() }
+                }
+            }
+        }
+    }
+
+    deinit {
+        commands.finish()
+    }
+
+    // MARK: Commands
+
+    /// Whether a scan is running.
+    open var isScanning: Bool { managerLock.withLock { scanning } }
+
+    /// Scans for peripherals advertising any of `serviceUUIDs` (all when nil). Recognized
+    /// option: ``CBCentralManagerScanOptionAllowDuplicatesKey``.
+    open func scanForPeripherals(withServices serviceUUIDs: [CBUUID]?, options: [String: Any]? = nil) {
+        guard requirePoweredOn() else { return }
+        let services = serviceUUIDs?.map(\.value)
+        let duplicates = Self.flag(options?[CBCentralManagerScanOptionAllowDuplicatesKey])
+        managerLock.withLock { scanning = true }
+        submit { await $0.scan(services: services, allowDuplicates: duplicates) }
+    }
+
+    /// Stops scanning.
+    open func stopScan() {
+        guard requirePoweredOn() else { return }
+        managerLock.withLock { scanning = false }
+        submit { await $0.stopScan() }
+    }
+
+    /// Connects to a peripheral; like Apple's, the request never times out by itself.
+    /// Recognized option: ``CBConnectPeripheralOptionEnableAutoReconnect``; the notify-on-…
+    /// options are accepted and have no effect.
+    open func connect(_ peripheral: CBPeripheral, options: [String: Any]? = nil) {
+        guard requirePoweredOn() else { return }
+        let connectOptions = ConnectOptions(
+            enableAutoReconnect: Self.flag(options?[CBConnectPeripheralOptionEnableAutoReconnect]),
+            notifyOnDisconnection: Self.flag(options?[CBConnectPeripheralOptionNotifyOnDisconnectionKey]),
+            notifyOnNotification: Self.flag(options?[CBConnectPeripheralOptionNotifyOnNotificationKey]))
+        peripheral.connectRequested()
+        let id = peripheral.peripheralID
+        submit { await $0.connect(id, options: connectOptions) }
+    }
+
+    /// Cancels a pending or established connection; `didDisconnectPeripheral` follows.
+    open func cancelPeripheralConnection(_ peripheral: CBPeripheral) {
+        guard requirePoweredOn() else { return }
+        peripheral.cancelRequested()
+        let id = peripheral.peripheralID
+        submit { await $0.cancelConnection(id) }
+    }
+
+    /// The peripheral objects for these identifiers.
+    open func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBPeripheral] {
+        identifiers.map { peripheral(for: PeripheralID($0), name: nil) }
+    }
+
+    /// The peripherals connected through this manager that have one of `serviceUUIDs` among
+    /// their discovered services.
+    open func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBUUID]) -> [CBPeripheral] {
+        let all = managerLock.withLock { Array(known.values) }
+        return all.filter { peripheral in
+            peripheral.state == .connected
+                && (peripheral.services ?? []).contains { service in serviceUUIDs.contains(service.uuid) }
+        }
+    }
+
+    // MARK: Internals
+
+    func submit(_ command: @escaping Command) {
+        guard let inFlight = backend?.inFlight else { return }
+        inFlight.begin()
+        if case .terminated = commands.yield(command) { inFlight.end() }
+    }
+
+    func misuse(_ message: String) {
+        if let backend { backend.recordMisuse(message) } else { Logger(label: "CoreBluetooth").warning("API MISUSE: \(message)") }
+    }
+
+    private func requirePoweredOn() -> Bool {
+        guard state == .poweredOn else {
+            misuse("<CBCentralManager> can only accept this command while in the powered on state")
+            return false
+        }
+        return true
+    }
+
+    static func flag(_ value: Any?) -> Bool {
+        (value as? NSNumber)?.boolValue ?? (value as? Bool) ?? false
+    }
+
+    func peripheral(for id: PeripheralID, name: String?) -> CBPeripheral {
+        managerLock.withLock {
+            if let existing = known[id.uuid] {
+                if let name { existing.updateName(name) }
+                return existing
+            }
+            let created = CBPeripheral(id: id, name: name, manager: self)
+            known[id.uuid] = created
+            return created
+        }
+    }
+
+    func authorizationChanged() {
+        guard let inFlight = backend?.inFlight else { return }
+        inFlight.begin()
+        queue.async {
+            self.updateState()
+            inFlight.end()
+        }
+    }
+
+    private var effectiveState: CBManagerState {
+        switch backend?.authorization ?? .allowedAlways {
+        case .denied, .restricted: return .unauthorized
+        case .notDetermined: return .unknown
+        case .allowedAlways:
+            return managerLock.withLock {
+                switch radioState {
+                case .unknown: .unknown
+                case .resetting: .resetting
+                case .unsupported: .unsupported
+                case .unauthorized: .unauthorized
+                case .poweredOff: .poweredOff
+                case .poweredOn: .poweredOn
+                }
+            }
+        }
+    }
+
+    /// Recomputes the state; on a change, drops scans and links (no disconnection callbacks,
+    /// as Apple) and tells the delegate.
+    private func updateState() {
+        let next = effectiveState
+        let peripherals: [CBPeripheral]? = managerLock.withLock {
+            guard next != currentState else { return nil }
+            currentState = next
+            if next != .poweredOn { scanning = false }
+            return Array(known.values)
+        }
+        guard let peripherals else { return }
+        if next != .poweredOn { for peripheral in peripherals { peripheral.linkDown(reconnecting: false) } }
+        delegate?.centralManagerDidUpdateState(self)
+    }
+
+    struct LinkInfo: Sendable {
+        var connected: Bool
+        var mtu: Int
+        var writeBuffer: Int
+    }
+
+    /// What a connection event needs from the radio that CoreBluetooth reads synchronously
+    /// (MTU, write buffer), fetched before the event is delivered so delivery order holds.
+    private static func linkInfo(for event: BLEDriverEvent, radio: VirtualRadio?) async -> [PeripheralID: LinkInfo] {
+        guard let radio else { return [:] }
+        let ids: [PeripheralID]
+        switch event {
+        case .connected(let id): ids = [id]
+        case .willRestoreState(let restored): ids = restored
+        default: return [:]
+        }
+        return await { @SimulationActor in
+            var result: [PeripheralID: LinkInfo] = [:]
+            for id in ids {
+                let parameters = radio.virtualPeripheral(id)?.linkParameters ?? LinkParameters()
+                result[id] = LinkInfo(connected: radio.isConnected(id), mtu: radio.mtu(of: id) ?? 23,
+                                      writeBuffer: max(1, parameters.writeWithoutResponseBuffer))
+            }
+            return result
+        }()
+    }
+
+    /// Runs on the queue: updates the objects, then calls the delegate.
+    private func deliver(_ event: BLEDriverEvent, links: [PeripheralID: LinkInfo]) {
+        switch event {
+        case .stateChanged(let newState):
+            managerLock.withLock { radioState = newState }
+            updateState()
+        case .discovered(let found):
+            guard isScanning else { return }
+            let peripheral = peripheral(for: found.id, name: found.name)
+            delegate?.centralManager(self, didDiscover: peripheral, advertisementData: Self.advertisementData(found.advertisement), rssi: NSNumber(value: found.rssi))
+        case .connected(let id):
+            let peripheral = peripheral(for: id, name: nil)
+            peripheral.linkUp(links[id] ?? LinkInfo(connected: true, mtu: 23, writeBuffer: 1))
+            delegate?.centralManager(self, didConnect: peripheral)
+        case .failedToConnect(let id, let error):
+            let peripheral = peripheral(for: id, name: nil)
+            peripheral.linkDown(reconnecting: false)
+            delegate?.centralManager(self, didFailToConnect: peripheral, error: error?.cbNSError)
+        case .disconnected(let id, let error, let isReconnecting):
+            let peripheral = peripheral(for: id, name: nil)
+            peripheral.linkDown(reconnecting: isReconnecting)
+            let timestamp = (backend?.referenceTime ?? 0) + (backend?.radio.timeline.now.seconds ?? 0)
+            delegate?.centralManager(self, didDisconnectPeripheral: peripheral, timestamp: timestamp, isReconnecting: isReconnecting, error: error?.cbNSError)
+        case .willRestoreState(let ids):
+            // Only a manager that opted in is restored (Apple relaunches only those).
+            guard restoreIdentifier != nil else { return }
+            let peripherals = ids.map { id in
+                let peripheral = peripheral(for: id, name: nil)
+                peripheral.restore(links[id])
+                return peripheral
+            }
+            delegate?.centralManager(self, willRestoreState: [CBCentralManagerRestoredStatePeripheralsKey: peripherals])
+        case .servicesDiscovered(let id, _, _), .characteristicsDiscovered(let id, _, _, _),
+             .notificationStateUpdated(let id, _, _, _), .valueUpdated(let id, _, _, _),
+             .writeCompleted(let id, _, _), .readyToWriteWithoutResponse(let id), .rssiRead(let id, _, _):
+            peripheral(for: id, name: nil).deliver(event)
+        }
+    }
+
+    static func advertisementData(_ advertisement: AdvertisementData) -> [String: Any] {
+        var data: [String: Any] = [CBAdvertisementDataIsConnectable: NSNumber(value: advertisement.isConnectable)]
+        if let name = advertisement.localName { data[CBAdvertisementDataLocalNameKey] = name }
+        if !advertisement.serviceUUIDs.isEmpty {
+            data[CBAdvertisementDataServiceUUIDsKey] = advertisement.serviceUUIDs.map(CBUUID.init)
+        }
+        if let manufacturer = advertisement.manufacturerData { data[CBAdvertisementDataManufacturerDataKey] = manufacturer }
+        if !advertisement.serviceData.isEmpty {
+            var serviceData: [CBUUID: Data] = [:]
+            for (uuid, value) in advertisement.serviceData { serviceData[CBUUID(uuid)] = value }
+            data[CBAdvertisementDataServiceDataKey] = serviceData
+        }
+        if let power = advertisement.txPowerLevel { data[CBAdvertisementDataTxPowerLevelKey] = NSNumber(value: power) }
+        return data
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import TetherCore
+import TetherSimulator
+
+/// Binds look-alike `CBCentralManager`s to a simulator ``VirtualRadio`` (Linux only; nothing
+/// like it exists on Apple platforms).
+///
+/// A `CBCentralManager` finds its radio through the backend bound to the creating task:
+///
+/// ```swift
+/// let backend = await CBLookalikeBackend.backend(for: radio)
+/// let manager = CBLookalikeBackend.$current.withValue(backend) {
+///     CBCentralManager(delegate: delegate, queue: queue, options: nil)
+/// }
+/// ```
+///
+/// A task-local binding (rather than a process-wide one) lets tests running in parallel each
+/// bind their own radio. A manager created with no backend bound reports `.unsupported`, like a
+/// machine without Bluetooth LE.
+///
+/// One backend serves one radio. Each simulated app launch gets one manager: the first from
+/// ``backend(for:)``, later ones after ``relaunchApp()``, which keeps the radio's links up and
+/// hands the next manager `willRestoreState`.
+public final class CBLookalikeBackend: @unchecked Sendable {
+    /// The backend bound to the current task; `CBCentralManager.init` reads it.
+    @TaskLocal public static var current: CBLookalikeBackend?
+
+    /// The radio behind this backend.
+    public let radio: VirtualRadio
+    /// Counts work between the radio and the delegate queue (see ``settle()``).
+    let inFlight = InFlightTracker()
+    /// Wall-clock anchor for disconnection timestamps; deltas follow the radio's virtual time.
+    let referenceTime = Date().timeIntervalSinceReferenceDate
+    let logger = Logger(label: "CoreBluetooth")
+
+    private let lock = NSLock()
+    private var unclaimedLaunch: SimulatedDriver?
+    private var authorizationValue: CBManagerAuthorization = .allowedAlways
+    private var managers: [WeakManager] = []
+    private var misuses: [String] = []
+
+    private struct WeakManager { weak var manager: CBCentralManager? }
+
+    private static let registryLock = NSLock()
+    nonisolated(unsafe) private static var registry: [ObjectIdentifier: WeakBackend] = [:]
+    private struct WeakBackend { weak var backend: CBLookalikeBackend? }
+
+    private init(radio: VirtualRadio, launch: SimulatedDriver) {
+        self.radio = radio
+        self.unclaimedLaunch = launch
+    }
+
+    /// The backend of `radio`, created (with the radio's first app launch) on first use.
+    public static func backend(for radio: VirtualRadio) async -> CBLookalikeBackend {
+        if let existing = existing(for: radio) { return existing }
+        let launch = await SimulatedDriver(radio: radio)
+        return registryLock.withLock {
+            let key = ObjectIdentifier(radio)
+            if let backend = registry[key]?.backend, backend.radio === radio { return backend }
+            let backend = CBLookalikeBackend(radio: radio, launch: launch)
+            registry = registry.filter { $0.value.backend != nil }
+            registry[key] = WeakBackend(backend: backend)
+            return backend
+        }
+    }
+
+    /// The backend of `radio` if one exists (a manager keeps it alive).
+    public static func existing(for radio: VirtualRadio) -> CBLookalikeBackend? {
+        registryLock.withLock {
+            guard let backend = registry[ObjectIdentifier(radio)]?.backend, backend.radio === radio else { return nil }
+            return backend
+        }
+    }
+
+    /// Simulates the system relaunching the app: the radio keeps its links, the previous
+    /// manager's callbacks stop, and the next `CBCentralManager` created with a
+    /// `CBCentralManagerOptionRestoreIdentifierKey` receives `willRestoreState` first.
+    public func relaunchApp() async {
+        let launch = await radio.relaunchApp()
+        lock.withLock { unclaimedLaunch = launch }
+    }
+
+    /// Takes the current launch's event stream for a new manager (one manager per launch).
+    func claimLaunch() -> SimulatedDriver? {
+        lock.withLock {
+            defer { unclaimedLaunch = nil }
+            return unclaimedLaunch
+        }
+    }
+
+    /// Remembers a manager so authorization changes reach it.
+    func register(_ manager: CBCentralManager) {
+        lock.withLock {
+            managers.removeAll { $0.manager == nil }
+            managers.append(WeakManager(manager: manager))
+        }
+    }
+
+    /// The app's Bluetooth authorization. `.denied` and `.restricted` make every manager of this
+    /// backend report `.unauthorized`; `.notDetermined` makes them report `.unknown` (the
+    /// system is asking the user). Changing it delivers `centralManagerDidUpdateState`.
+    public var authorization: CBManagerAuthorization {
+        get { lock.withLock { authorizationValue } }
+        set {
+            let live = lock.withLock {
+                authorizationValue = newValue
+                return managers.compactMap(\.manager)
+            }
+            for manager in live { manager.authorizationChanged() }
+        }
+    }
+
+    /// Every "API MISUSE" this backend's managers logged, oldest first (a look-alike diagnostic).
+    public var apiMisuses: [String] { lock.withLock { misuses } }
+
+    func recordMisuse(_ message: String) {
+        lock.withLock { misuses.append(message) }
+        logger.warning("API MISUSE: \(message)")
+    }
+
+    /// Returns once no radio command and no delegate callback of this backend is in flight,
+    /// and none started during a few scheduler turns after that.
+    ///
+    /// Delegate callbacks run on a dispatch queue, on a thread the Swift scheduler does not see;
+    /// a test that advances a test clock awaits this first so that virtual time never moves
+    /// while a callback is still on its way.
+    public func settle() async {
+        await inFlight.settle()
+    }
+}
+
+/// Counts look-alike work in flight: commands queued for the radio and events on their way to
+/// the delegate queue.
+final class InFlightTracker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    private var started = 0
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func begin() {
+        lock.withLock {
+            count += 1
+            started &+= 1
+        }
+    }
+
+    func end() {
+        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
+            count -= 1
+            guard count == 0 else { return [] }
+            defer { waiters.removeAll() }
+            return waiters
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    private func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = lock.withLock {
+                if count == 0 { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    func settle() async {
+        while true {
+            await waitUntilIdle()
+            let mark = lock.withLock { started }
+            // Give work that a callback triggered on the Swift side (the core's reaction, the
+            // next radio command) a chance to register before declaring quiet.
+            for _ in 0..<8 { await Task.yield() }
+            if lock.withLock({ count == 0 && started == mark }) { return }
+        }
+    }
+}

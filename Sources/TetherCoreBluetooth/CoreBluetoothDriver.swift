@@ -1,0 +1,378 @@
+#if canImport(CoreBluetooth)
+import CoreBluetooth
+#else
+import CoreBluetoothLookalike
+#endif
+import Foundation
+import Logging
+import TetherCore
+
+/// The app's Bluetooth authorization, as CoreBluetooth's `CBManagerAuthorization` reports it.
+public enum BluetoothAuthorization: String, Sendable, Hashable {
+    /// The user has not been asked yet (the first `CBCentralManager` asks).
+    case notDetermined
+    /// Bluetooth use is restricted on this device (for example by parental controls).
+    case restricted
+    /// The user denied Bluetooth to this app; only Settings can change that.
+    case denied
+    /// The app may use Bluetooth.
+    case allowedAlways
+}
+
+/// A ``BLEDriver`` over CoreBluetooth's `CBCentralManager` and `CBPeripheral`.
+///
+/// The same source compiles against Apple's CoreBluetooth and, on Linux, against
+/// `CoreBluetoothLookalike` (the CoreBluetooth API on the simulator's virtual radio).
+///
+/// Every delegate callback arrives on one serial queue and is turned into a
+/// ``BLEDriverEvent`` and yielded into ``events`` synchronously, in the order CoreBluetooth
+/// called it — no task per callback, which is what reorders or loses notifications elsewhere.
+/// Commands hop onto the same queue, so CoreBluetooth objects are only touched there.
+///
+/// `@unchecked Sendable`: all mutable state (`central`, `peripherals`) is read and written only
+/// on `queue`.
+public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDelegate, CBPeripheralDelegate, @unchecked Sendable {
+    public let events: AsyncStream<BLEDriverEvent>
+    public let name = "corebluetooth"
+    /// True when the OS can reconnect by itself (iOS 17 / macOS 14 and later) and the
+    /// initializer allowed it.
+    public let supportsAutoReconnect: Bool
+
+    private let continuation: AsyncStream<BLEDriverEvent>.Continuation
+    private let queue: DispatchQueue
+    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    private let logger: Logger
+    private var central: CBCentralManager?
+    /// Strong references: CoreBluetooth cancels connections to peripherals nobody retains.
+    private var peripherals: [UUID: CBPeripheral] = [:]
+
+    /// Creates the driver and its `CBCentralManager`.
+    ///
+    /// - Parameters:
+    ///   - queue: A serial queue for CoreBluetooth's callbacks; nil creates a private one.
+    ///   - restoreIdentifier: Opts into state restoration
+    ///     (`CBCentralManagerOptionRestoreIdentifierKey`); restored peripherals arrive as
+    ///     ``BLEDriverEvent/willRestoreState(_:)`` before the first state change.
+    ///   - showPowerAlert: Lets the system alert the user when Bluetooth is off.
+    ///   - autoReconnect: Allows `CBConnectPeripheralOptionEnableAutoReconnect` where the OS has it.
+    ///   - logger: Where the driver logs.
+    public init(
+        queue: DispatchQueue? = nil,
+        restoreIdentifier: String? = nil,
+        showPowerAlert: Bool = false,
+        autoReconnect: Bool = true,
+        logger: Logger = Logger(label: "tether.corebluetooth")
+    ) {
+        self.queue = queue ?? DispatchQueue(label: "tether.corebluetooth")
+        self.logger = logger
+        if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
+            supportsAutoReconnect = autoReconnect
+        } else {
+            supportsAutoReconnect = false
+        }
+        // Unbounded: a dropped driver event would wedge the connection state machine.
+        (events, continuation) = AsyncStream.makeStream(of: BLEDriverEvent.self, bufferingPolicy: .unbounded)
+        super.init()
+        self.queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        var options: [String: Any] = [CBCentralManagerOptionShowPowerAlertKey: NSNumber(value: showPowerAlert)]
+        if let restoreIdentifier { options[CBCentralManagerOptionRestoreIdentifierKey] = restoreIdentifier }
+        // Created on the queue so that no callback can run before `central` is set.
+        onQueue { central = CBCentralManager(delegate: self, queue: self.queue, options: options) }
+    }
+
+    deinit {
+        continuation.finish()
+    }
+
+    /// The app's Bluetooth authorization (`CBManager.authorization`).
+    public static var authorization: BluetoothAuthorization {
+        // Compared rather than switched over: Apple's enum is open (needs `@unknown default`),
+        // the look-alike's is closed (where that default would be a warning).
+        let current = CBManager.authorization
+        let table: [(CBManagerAuthorization, BluetoothAuthorization)] = [
+            (.notDetermined, .notDetermined), (.restricted, .restricted), (.denied, .denied), (.allowedAlways, .allowedAlways),
+        ]
+        return table.first { $0.0 == current }?.1 ?? .denied
+    }
+
+    // MARK: Commands
+
+    public func scan(services: [BluetoothUUID]?, allowDuplicates: Bool) async {
+        onQueue {
+            guard let central, central.state == .poweredOn else { return }
+            central.scanForPeripherals(
+                withServices: services?.map(Self.cbUUID),
+                options: [CBCentralManagerScanOptionAllowDuplicatesKey: NSNumber(value: allowDuplicates)])
+        }
+    }
+
+    public func stopScan() async {
+        onQueue {
+            guard let central, central.state == .poweredOn else { return }
+            central.stopScan()
+        }
+    }
+
+    public func connect(_ peripheral: PeripheralID, options: ConnectOptions) async {
+        onQueue {
+            guard let central, central.state == .poweredOn else { return }
+            guard let target = cbPeripheral(peripheral) else {
+                yield(.failedToConnect(peripheral, .connectionFailed("unknown peripheral")))
+                return
+            }
+            var connectOptions: [String: Any] = [
+                CBConnectPeripheralOptionNotifyOnDisconnectionKey: NSNumber(value: options.notifyOnDisconnection),
+                CBConnectPeripheralOptionNotifyOnNotificationKey: NSNumber(value: options.notifyOnNotification),
+            ]
+            if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *), supportsAutoReconnect, options.enableAutoReconnect {
+                connectOptions[CBConnectPeripheralOptionEnableAutoReconnect] = NSNumber(value: true)
+            }
+            central.connect(target, options: connectOptions)
+        }
+    }
+
+    public func cancelConnection(_ peripheral: PeripheralID) async {
+        onQueue {
+            guard let central, central.state == .poweredOn, let target = peripherals[peripheral.uuid] else { return }
+            central.cancelPeripheralConnection(target)
+        }
+    }
+
+    public func discoverServices(_ services: [BluetoothUUID]?, on peripheral: PeripheralID) async {
+        onQueue {
+            guard let target = connected(peripheral) else { return }
+            target.discoverServices(services?.map(Self.cbUUID))
+        }
+    }
+
+    public func discoverCharacteristics(_ characteristics: [BluetoothUUID]?, for service: BluetoothUUID, on peripheral: PeripheralID) async {
+        onQueue {
+            guard let target = connected(peripheral) else { return }
+            guard let cbService = target.services?.first(where: { Self.uuid($0.uuid) == service }) else {
+                yield(.characteristicsDiscovered(peripheral, service: service, [], .invalidHandle))
+                return
+            }
+            target.discoverCharacteristics(characteristics?.map(Self.cbUUID), for: cbService)
+        }
+    }
+
+    public func setNotifyValue(_ enabled: Bool, for characteristic: CharacteristicPath, on peripheral: PeripheralID) async {
+        onQueue {
+            guard let target = connected(peripheral) else { return }
+            guard let cbCharacteristic = Self.find(characteristic, in: target) else {
+                yield(.notificationStateUpdated(peripheral, characteristic, isNotifying: false, .invalidHandle))
+                return
+            }
+            target.setNotifyValue(enabled, for: cbCharacteristic)
+        }
+    }
+
+    public func readValue(for characteristic: CharacteristicPath, on peripheral: PeripheralID) async {
+        onQueue {
+            guard let target = connected(peripheral) else { return }
+            guard let cbCharacteristic = Self.find(characteristic, in: target) else {
+                yield(.valueUpdated(peripheral, characteristic, Data(), .invalidHandle))
+                return
+            }
+            target.readValue(for: cbCharacteristic)
+        }
+    }
+
+    public func writeValue(_ data: Data, for characteristic: CharacteristicPath, type: WriteType, on peripheral: PeripheralID) async {
+        onQueue {
+            guard let target = connected(peripheral) else { return }
+            guard let cbCharacteristic = Self.find(characteristic, in: target) else {
+                if type == .withResponse { yield(.writeCompleted(peripheral, characteristic, .invalidHandle)) }
+                return
+            }
+            target.writeValue(data, for: cbCharacteristic, type: type == .withResponse ? .withResponse : .withoutResponse)
+        }
+    }
+
+    public func readRSSI(on peripheral: PeripheralID) async {
+        onQueue { connected(peripheral)?.readRSSI() }
+    }
+
+    public func maximumWriteValueLength(for type: WriteType, on peripheral: PeripheralID) async -> Int {
+        onQueue {
+            guard let target = peripherals[peripheral.uuid] else { return type == .withResponse ? 512 : 20 }
+            return target.maximumWriteValueLength(for: type == .withResponse ? .withResponse : .withoutResponse)
+        }
+    }
+
+    public func canSendWriteWithoutResponse(on peripheral: PeripheralID) async -> Bool {
+        onQueue { peripherals[peripheral.uuid]?.canSendWriteWithoutResponse ?? false }
+    }
+
+    // MARK: CBCentralManagerDelegate
+
+    public func centralManagerDidUpdateState(_ central: CBCentralManager) {
+        let state = Self.centralState(central.state)
+        if state == .unauthorized {
+            logger.warning("Bluetooth is not authorized", metadata: ["authorization": "\(Self.authorization.rawValue)"])
+        }
+        yield(.stateChanged(state))
+    }
+
+    public func centralManager(_ central: CBCentralManager, willRestoreState dict: [String: Any]) {
+        let restored = dict[CBCentralManagerRestoredStatePeripheralsKey] as? [CBPeripheral] ?? []
+        for peripheral in restored { adopt(peripheral) }
+        logger.info("Restoring state", metadata: ["peripherals": "\(restored.count)"])
+        yield(.willRestoreState(restored.map { PeripheralID($0.identifier) }))
+    }
+
+    public func centralManager(_ central: CBCentralManager, didDiscover peripheral: CBPeripheral, advertisementData: [String: Any], rssi RSSI: NSNumber) {
+        adopt(peripheral)
+        yield(.discovered(DiscoveredPeripheral(
+            id: PeripheralID(peripheral.identifier), name: peripheral.name,
+            advertisement: Self.advertisement(advertisementData), rssi: RSSI.intValue)))
+    }
+
+    public func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
+        adopt(peripheral)
+        yield(.connected(PeripheralID(peripheral.identifier)))
+    }
+
+    public func centralManager(_ central: CBCentralManager, didFailToConnect peripheral: CBPeripheral, error: (any Error)?) {
+        yield(.failedToConnect(PeripheralID(peripheral.identifier), Self.driverError(error)))
+    }
+
+    // Only this variant is implemented: implementing the legacy
+    // `didDisconnectPeripheral:error:` as well turns auto-reconnect off.
+    public func centralManager(_ central: CBCentralManager, didDisconnectPeripheral peripheral: CBPeripheral, timestamp: CFAbsoluteTime, isReconnecting: Bool, error: (any Error)?) {
+        yield(.disconnected(PeripheralID(peripheral.identifier), error: Self.driverError(error), isReconnecting: isReconnecting))
+    }
+
+    // MARK: CBPeripheralDelegate
+
+    public func peripheral(_ peripheral: CBPeripheral, didDiscoverServices error: (any Error)?) {
+        let services = (peripheral.services ?? []).map { GATTService(uuid: Self.uuid($0.uuid), isPrimary: $0.isPrimary) }
+        yield(.servicesDiscovered(PeripheralID(peripheral.identifier), error == nil ? services : [], Self.driverError(error)))
+    }
+
+    public func peripheral(_ peripheral: CBPeripheral, didDiscoverCharacteristicsFor service: CBService, error: (any Error)?) {
+        let serviceUUID = Self.uuid(service.uuid)
+        let characteristics = (service.characteristics ?? []).map { characteristic in
+            GATTCharacteristic(
+                path: CharacteristicPath(service: serviceUUID, characteristic: Self.uuid(characteristic.uuid)),
+                properties: CharacteristicProperties(rawValue: UInt8(truncatingIfNeeded: characteristic.properties.rawValue)),
+                descriptors: (characteristic.descriptors ?? []).map { GATTDescriptor(uuid: Self.uuid($0.uuid)) })
+        }
+        yield(.characteristicsDiscovered(PeripheralID(peripheral.identifier), service: serviceUUID, error == nil ? characteristics : [], Self.driverError(error)))
+    }
+
+    public func peripheral(_ peripheral: CBPeripheral, didUpdateNotificationStateFor characteristic: CBCharacteristic, error: (any Error)?) {
+        guard let path = Self.path(characteristic) else { return }
+        yield(.notificationStateUpdated(PeripheralID(peripheral.identifier), path, isNotifying: characteristic.isNotifying, Self.driverError(error)))
+    }
+
+    public func peripheral(_ peripheral: CBPeripheral, didUpdateValueFor characteristic: CBCharacteristic, error: (any Error)?) {
+        guard let path = Self.path(characteristic) else { return }
+        let value = error == nil ? (characteristic.value ?? Data()) : Data()
+        yield(.valueUpdated(PeripheralID(peripheral.identifier), path, value, Self.driverError(error)))
+    }
+
+    public func peripheral(_ peripheral: CBPeripheral, didWriteValueFor characteristic: CBCharacteristic, error: (any Error)?) {
+        guard let path = Self.path(characteristic) else { return }
+        yield(.writeCompleted(PeripheralID(peripheral.identifier), path, Self.driverError(error)))
+    }
+
+    public func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBPeripheral) {
+        yield(.readyToWriteWithoutResponse(PeripheralID(peripheral.identifier)))
+    }
+
+    public func peripheral(_ peripheral: CBPeripheral, didReadRSSI RSSI: NSNumber, error: (any Error)?) {
+        yield(.rssiRead(PeripheralID(peripheral.identifier), RSSI.intValue, Self.driverError(error)))
+    }
+
+    // MARK: Internals
+
+    private func yield(_ event: BLEDriverEvent) {
+        continuation.yield(event)
+    }
+
+    /// Runs `body` on the queue and returns its result; inline when already on it (a
+    /// `queue.sync` from the queue itself would deadlock).
+    private func onQueue<T>(_ body: () -> T) -> T {
+        if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return body() }
+        return queue.sync(execute: body)
+    }
+
+    private func adopt(_ peripheral: CBPeripheral) {
+        peripheral.delegate = self
+        peripherals[peripheral.identifier] = peripheral
+    }
+
+    private func cbPeripheral(_ id: PeripheralID) -> CBPeripheral? {
+        if let known = peripherals[id.uuid] { return known }
+        guard let retrieved = central?.retrievePeripherals(withIdentifiers: [id.uuid]).first else { return nil }
+        adopt(retrieved)
+        return retrieved
+    }
+
+    private func connected(_ id: PeripheralID) -> CBPeripheral? {
+        guard let peripheral = peripherals[id.uuid], peripheral.state == .connected else { return nil }
+        return peripheral
+    }
+
+    static func cbUUID(_ uuid: BluetoothUUID) -> CBUUID { CBUUID(data: uuid.data) }
+
+    static func uuid(_ uuid: CBUUID) -> BluetoothUUID {
+        BluetoothUUID(bytes: uuid.data) ?? BluetoothUUID(string: uuid.uuidString) ?? BluetoothUUID(high: 0, low: 0)
+    }
+
+    private static func find(_ path: CharacteristicPath, in peripheral: CBPeripheral) -> CBCharacteristic? {
+        peripheral.services?.first { uuid($0.uuid) == path.service }?
+            .characteristics?.first { uuid($0.uuid) == path.characteristic }
+    }
+
+    private static func path(_ characteristic: CBCharacteristic) -> CharacteristicPath? {
+        guard let service = characteristic.service else { return nil }
+        return CharacteristicPath(service: uuid(service.uuid), characteristic: uuid(characteristic.uuid))
+    }
+
+    static func centralState(_ state: CBManagerState) -> CentralState {
+        // See `authorization` for why this is a table and not a switch.
+        let table: [(CBManagerState, CentralState)] = [
+            (.unknown, .unknown), (.resetting, .resetting), (.unsupported, .unsupported),
+            (.unauthorized, .unauthorized), (.poweredOff, .poweredOff), (.poweredOn, .poweredOn),
+        ]
+        return table.first { $0.0 == state }?.1 ?? .unknown
+    }
+
+    /// Maps CoreBluetooth's `NSError`s: ATT codes pass through unchanged (so the core turns
+    /// 5, 8, 14 and 15 into pairing failures), link errors become their `DriverError` cases.
+    static func driverError(_ error: (any Error)?) -> DriverError? {
+        guard let error else { return nil }
+        let nsError = error as NSError
+        if nsError.domain == CBATTErrorDomain, (1...255).contains(nsError.code) {
+            return .att(ATTError(UInt8(nsError.code)))
+        }
+        guard nsError.domain == CBErrorDomain, let code = CBError.Code(rawValue: nsError.code) else {
+            return .other(nsError.localizedDescription)
+        }
+        switch code {
+        case .connectionTimeout: return .connectionTimeout
+        case .peripheralDisconnected: return .peripheralDisconnected
+        case .connectionFailed, .connectionLimitReached, .unknownDevice: return .connectionFailed(nsError.localizedDescription)
+        case .invalidHandle: return .invalidHandle
+        case .encryptionTimedOut: return .encryptionFailed
+        // The peer forgot the bond: the same situation as ATT error 14 in the transport guide.
+        case .peerRemovedPairingInformation: return .att(.unlikelyError)
+        default: return .other(nsError.localizedDescription)
+        }
+    }
+
+    static func advertisement(_ data: [String: Any]) -> AdvertisementData {
+        var serviceData: [BluetoothUUID: Data] = [:]
+        for (key, value) in data[CBAdvertisementDataServiceDataKey] as? [CBUUID: Data] ?? [:] { serviceData[uuid(key)] = value }
+        let connectable = data[CBAdvertisementDataIsConnectable]
+        return AdvertisementData(
+            localName: data[CBAdvertisementDataLocalNameKey] as? String,
+            serviceUUIDs: (data[CBAdvertisementDataServiceUUIDsKey] as? [CBUUID] ?? []).map(uuid),
+            manufacturerData: data[CBAdvertisementDataManufacturerDataKey] as? Data,
+            serviceData: serviceData,
+            txPowerLevel: (data[CBAdvertisementDataTxPowerLevelKey] as? NSNumber)?.intValue,
+            isConnectable: (connectable as? NSNumber)?.boolValue ?? (connectable as? Bool) ?? true)
+    }
+}

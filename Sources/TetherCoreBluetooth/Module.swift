@@ -1,2 +1,0 @@
-/// The CoreBluetooth driver.
-public enum TetherCoreBluetoothModule {}

@@ -1,0 +1,139 @@
+#if !canImport(CoreBluetooth)
+import CoreBluetoothLookalike
+import Foundation
+import Testing
+@testable import TetherCore
+@testable import TetherCoreBluetooth
+@testable import TetherSimulator
+
+@Suite("CoreBluetoothDriver on the look-alike", .timeLimit(.minutes(2)))
+struct CoreBluetoothDriverTests {
+    /// A central on the CoreBluetooth driver over `w`'s radio.
+    static func central(_ w: LookalikeWorld) async -> Central {
+        let driver = await SimulatorBackedDriver.make(radio: w.radio, kind: .corebluetooth)
+        #expect(driver.name == "corebluetooth")
+        let central = Central(driver: driver, clock: w.clock)
+        await central.start()
+        return central
+    }
+
+    @Test(arguments: [(UInt8(5), PairingFailureReason.insufficientAuthentication), (8, .insufficientAuthorization),
+                      (14, .pairingInformationRemoved), (15, .insufficientEncryption)])
+    func attPairingErrorsBecomePairingFailures(code: UInt8, reason: PairingFailureReason) async throws {
+        let w = await LookalikeWorld()
+        let central = await Self.central(w)
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.until { (try? await connection.connect()) != nil }
+        await w.radio.inject(FaultRule(.write, action: .error(ATTError(code)), count: 1))
+        let outcome = Outcome()
+        try await w.until {
+            do { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) } catch let error as BLEError { await outcome.set(error) } catch {}
+            return true
+        }
+        #expect(await outcome.error == .pairingFailed(reason))
+        #expect(await connection.isConnected)
+    }
+
+    @Test func coreBluetoothErrorsMapToDriverErrors() {
+        func map(_ domain: String, _ code: Int) -> DriverError? {
+            CoreBluetoothDriver.driverError(NSError(domain: domain, code: code, userInfo: [NSLocalizedDescriptionKey: "text"]))
+        }
+        for code in [5, 8, 14, 15] {
+            #expect(map(CBATTErrorDomain, code) == .att(ATTError(UInt8(code))))
+            #expect(BLEError.from(map(CBATTErrorDomain, code)!, otherwise: BLEError.writeFailed) == .pairingFailed(PairingFailureReason(ATTError(UInt8(code)))!))
+        }
+        #expect(map(CBATTErrorDomain, 3) == .att(.writeNotPermitted))
+        #expect(map(CBErrorDomain, CBError.Code.connectionTimeout.rawValue) == .connectionTimeout)
+        #expect(map(CBErrorDomain, CBError.Code.peripheralDisconnected.rawValue) == .peripheralDisconnected)
+        #expect(map(CBErrorDomain, CBError.Code.connectionFailed.rawValue) == .connectionFailed("text"))
+        #expect(map(CBErrorDomain, CBError.Code.encryptionTimedOut.rawValue) == .encryptionFailed)
+        #expect(BLEError.from(map(CBErrorDomain, CBError.Code.peerRemovedPairingInformation.rawValue)!, otherwise: BLEError.connectionFailed) == .pairingFailed(.pairingInformationRemoved))
+        #expect(map("SomeOtherDomain", 1) == .other("text"))
+        #expect(CoreBluetoothDriver.driverError(nil) == nil)
+    }
+
+    @Test func relaunchedDriverStartsWithWillRestoreStateThenTheState() async throws {
+        let w = await LookalikeWorld()
+        let central = await Self.central(w)
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.until { (try? await connection.connect()) != nil }
+        let driver = await SimulatorBackedDriver.relaunch(radio: w.radio, kind: .corebluetooth)
+        let first = try await w.firstEvents(of: driver, count: 2)
+        guard case .willRestoreState(let ids) = first[0], case .stateChanged(.poweredOn) = first[1] else {
+            Issue.record("unexpected first events \(first)")
+            return
+        }
+        #expect(ids == [w.echoID])
+    }
+
+    @Test func deniedAuthorizationMakesBluetoothUnavailable() async throws {
+        let w = await LookalikeWorld(authorization: .denied)
+        let central = await Self.central(w)
+        try await w.until { await central.state == .unauthorized }
+        #expect(CBLookalikeBackend.$current.withValue(w.backend) { CoreBluetoothDriver.authorization } == .denied)
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        let outcome = Outcome()
+        try await w.until {
+            do { try await connection.connect() } catch let error as BLEError { await outcome.set(error) } catch {}
+            return true
+        }
+        #expect(await outcome.error == .bluetoothUnavailable(.unauthorized))
+        w.backend.authorization = .allowedAlways
+        try await w.until { await central.state == .poweredOn }
+    }
+
+    @Test func eventsKeepTheOrderOfTheCallbacks() async throws {
+        let w = await LookalikeWorld()
+        let central = await Self.central(w)
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.until { (try? await connection.connect()) != nil }
+        let stream = await connection.notifications(for: EchoPeripheral.output)
+        let collector = Task { () -> [UInt8] in
+            var seen: [UInt8] = []
+            for await value in stream {
+                seen += value
+                if seen.count == 200 { break }
+            }
+            return seen
+        }
+        try await w.until {
+            for index in 0..<200 { try? await connection.write(Data([UInt8(index)]), to: EchoPeripheral.input, type: .withoutResponse) }
+            return true
+        }
+        let received = Outcome()
+        try await w.until {
+            await received.set(await collector.value)
+            return true
+        }
+        #expect(await received.values == Array(0..<200))
+    }
+}
+
+/// Carries a result out of a `@Sendable` closure.
+actor Outcome {
+    private(set) var error: BLEError?
+    private(set) var values: [UInt8] = []
+    func set(_ error: BLEError) { self.error = error }
+    func set(_ values: [UInt8]) { self.values = values }
+}
+
+extension LookalikeWorld {
+    /// The first `count` events of `driver`, read in virtual time.
+    func firstEvents(of driver: any BLEDriver, count: Int) async throws -> [BLEDriverEvent] {
+        let box = EventBox()
+        try await until {
+            for await event in driver.events {
+                await box.append(event)
+                if await box.events.count == count { break }
+            }
+            return true
+        }
+        return await box.events
+    }
+}
+
+actor EventBox {
+    private(set) var events: [BLEDriverEvent] = []
+    func append(_ event: BLEDriverEvent) { events.append(event) }
+}
+#endif

@@ -1,5 +1,6 @@
 import Clocks
 import Foundation
+import TetherCoreBluetooth
 import Testing
 
 @testable import MeshCore
@@ -42,7 +43,7 @@ struct EmulatorBLEWorld {
         }()
         self.air = air
         self.network = network
-        central = Central(driver: await SimulatedDriver(radio: air), clock: clock)
+        central = Central(driver: await SimulatorBackedDriver.make(radio: air), clock: clock)
         await central.start()
         connection = await central.connection(to: id, configuration: ConnectionConfiguration(
             services: [MeshCoreBLE.service],
@@ -54,8 +55,11 @@ struct EmulatorBLEWorld {
     var now: Duration { air.timeline.now }
 
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        let clock = self.clock, air = self.air
+        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: {
+            await SimulatorBackedDriver.settle(air)
+            await clock.advance(by: $0)
+        }, operation)
     }
 
     func until(limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async -> Bool) async throws {

@@ -129,6 +129,32 @@ struct TransportEndToEndTests {
         #expect(await !transport.isConnected)
     }
 
+    @Test("BLE: after state restoration the app is not shown connected until the radio answered APP_START again")
+    func bleStateRestoration() async throws {
+        let world = try await BLEMeshWorld()
+        let manager = world.manager
+        try await world.run { try await manager.connect() }
+        let before = await { @SimulationActor [emulator = world.emulator] in emulator.framesReceived }()
+        // The OS relaunches the app; the link stays up.
+        let driver = await SimulatorBackedDriver.relaunch(radio: world.radio)
+        let central = Central(driver: driver, clock: world.clock)
+        await central.start()
+        let transport = await BLETransport(central: central, peripheral: BLEMeshWorld.radioID)
+        let now = Date(timeIntervalSince1970: TimeInterval(BLEMeshWorld.epoch))
+        let session = MeshCoreSession(transport: transport, clock: world.clock, wallClock: { now })
+        let restored = ConnectionManager(session: session, store: world.store, clock: world.clock, wallClock: { now })
+        let events = Collector(await restored.events())
+        await restored.restore()
+        #expect(await restored.state == .connecting)
+        try await world.until { await restored.state == .ready }
+        let states = await events.items.compactMap { if case .state(let s) = $0 { s } else { nil } }
+        #expect(states == [.disconnected, .connecting, .connected, .ready])
+        let after = await { @SimulationActor [emulator = world.emulator] in emulator.framesReceived }()
+        #expect(after > before, "the startup ran on the restored link")
+        #expect(await restored.readyCount == 1)
+        #expect(await session.selfInfo?.name == MeshNetwork.demoRadioName)
+    }
+
     @Test("BLE: handlers fire on link loss and OS reconnection")
     func bleHandlers() async throws {
         let world = try await BLEMeshWorld()

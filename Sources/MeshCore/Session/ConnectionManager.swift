@@ -113,7 +113,8 @@ public actor ConnectionManager {
     private var wantsConnection = false
     private var reconnectTask: Task<Void, Never>?
     private var startupTask: Task<Void, Never>?
-    private var pendingOutgoing: [UInt32: Int64] = [:]
+    // The generation of the startup in progress, if any (a reconnection it caused needs no second one).
+    private var runningStartup: Int?
 
     /// Creates a manager for `session`; subscribe to ``events()`` and call ``connect()``.
     public init(
@@ -148,6 +149,20 @@ public actor ConnectionManager {
         reconnectTask?.cancel()
         reconnectTask = nil
         try await runStartup(connecting: true)
+    }
+
+    /// Picks up a link the OS kept while the app was relaunched (BLE state restoration): the
+    /// state shows ``State/connecting`` until the radio has answered APP_START again, then the
+    /// startup sequence runs as after any reconnection. Transports without restoration connect.
+    public func restore() async {
+        await subscribe()
+        wantsConnection = true
+        guard let ble = session.transport as? BLETransport else {
+            startupTask = Task { [weak self] in try? await self?.runStartup(connecting: false) }
+            return
+        }
+        setState(.connecting)
+        await ble.restore()
     }
 
     /// Disconnects and stops reconnecting.
@@ -212,6 +227,8 @@ public actor ConnectionManager {
     private func runStartup(connecting: Bool) async throws {
         generation += 1
         let mine = generation
+        runningStartup = mine
+        defer { if runningStartup == mine { runningStartup = nil } }
         setState(.connecting)
         // Queued messages are drained by the last step; until then MSG_WAITING is only noted.
         await session.setAutoFetch(false)
@@ -382,7 +399,7 @@ public actor ConnectionManager {
             await session.linkWentDown()
             setState(.connecting)
         case .reconnected:
-            guard wantsConnection else { return }
+            guard wantsConnection, runningStartup != generation else { return }
             logger.info("Link back; starting the radio session again")
             startupTask?.cancel()
             startupTask = Task { [weak self] in try? await self?.runStartup(connecting: false) }

@@ -210,7 +210,7 @@ extension MeshCommands {
             try await MeshLink.with(target, reconnect: true) { link in
                 let events = await link.manager.events()
                 let json = link.json
-                let names = Dictionary(await link.manager.contacts.map { ($0.publicKeyPrefix.hexPrefix, $0.name) }, uniquingKeysWith: { a, _ in a })
+                let names = Dictionary(await link.manager.contacts.map { ($0.publicKeyPrefix.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
                 if !json { print("Listening for \(Int(seconds)) s…") }
                 flushOutput()
                 let listener = Task {

@@ -3,13 +3,6 @@ import MeshCore
 
 // What `tether mesh` prints: each report has a text line and a JSON shape.
 
-extension Data {
-    /// The first 6 bytes as lower-case hex (how contacts are addressed).
-    var hexPrefix: String { prefix(6).map { String(format: "%02x", $0) }.joined() }
-    /// All bytes as lower-case hex.
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
-}
-
 struct MeshInfoReport: Encodable {
     let name: String
     let publicKey: String
@@ -27,7 +20,7 @@ struct MeshInfoReport: Encodable {
 
     init(_ info: SelfInfo, _ device: DeviceInfo?, contacts: Int, channels: [String]) {
         name = info.name
-        publicKey = info.publicKey.hex
+        publicKey = info.publicKey.hexString
         frequencyMHz = info.radioFrequency
         bandwidthKHz = info.radioBandwidth
         spreadingFactor = Int(info.spreadingFactor)
@@ -61,7 +54,7 @@ struct MeshContactRow: Encodable {
     init(_ contact: MeshContact) {
         name = contact.name
         type = "\(contact.type)"
-        publicKey = contact.publicKey.hex
+        publicKey = contact.publicKey.hexString
         path = contact.outPath.map { $0.isEmpty ? "direct" : "\($0.count) hop(s)" } ?? "flood"
         lastAdvert = contact.lastAdvert
     }

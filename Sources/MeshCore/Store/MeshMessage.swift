@@ -94,8 +94,8 @@ public struct MeshMessage: Sendable, Hashable, Codable, Identifiable {
 }
 
 extension Data {
-    /// Lower-case hex, two digits per byte.
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    /// Lower-case hex, two digits per byte (how keys and key prefixes are shown and stored).
+    public var hexString: String { map { String(format: "%02x", $0) }.joined() }
 
     /// Bytes from a hex string (nil on odd length or a non-hex digit).
     init?(hexString: String) {

@@ -35,7 +35,18 @@ public actor ConnectionManager {
 
     /// A step of the startup sequence.
     public enum StartupStep: String, Sendable, Hashable, CaseIterable {
-        case appStart, deviceQuery, timeSync, contacts, channels, messages
+        /// APP_START → SELF_INFO (connecting the transport first if needed).
+        case appStart
+        /// DEVICE_QUERY asking for the V3 message format.
+        case deviceQuery
+        /// Reading the radio's clock, and setting it when it drifted.
+        case timeSync
+        /// The contact listing.
+        case contacts
+        /// The channels.
+        case channels
+        /// Draining the radio's message queue.
+        case messages
     }
 
     /// What the manager publishes.

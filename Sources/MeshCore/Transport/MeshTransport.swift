@@ -6,10 +6,15 @@ import Foundation
 /// ``BLETransport`` (Nordic UART), ``StreamTransport`` (TCP and serial) and ``MockTransport``
 /// conform. Transports that can report link changes also conform to ``MeshLinkReporting``.
 public protocol MeshTransport: Sendable {
+    /// Frames from the radio, one element per frame.
     var receivedData: AsyncStream<Data> { get async }
+    /// True while frames can flow.
     var isConnected: Bool { get async }
+    /// Opens the link (connect, discover and subscribe on BLE).
     func connect() async throws
+    /// Closes the link.
     func disconnect() async
+    /// Sends one frame; throws when the link is down.
     func send(_ data: Data) async throws
 }
 

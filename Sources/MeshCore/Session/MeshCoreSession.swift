@@ -12,6 +12,12 @@ import TetherCore
 ///
 /// The receive loop is armed before the first frame is sent, so nothing the radio says after
 /// ``start()`` begins is lost.
+///
+/// The protocol carries no sequence numbers: a reply that arrives after its command timed out is
+/// dropped as unexpected while no command waits, but if the next command is already waiting and
+/// accepts the same reply code (two OK-answered commands), the late reply is taken as its answer.
+/// Timeouts are rare on a live link; a long silence usually means the link is gone, which the
+/// link events report.
 public actor MeshCoreSession {
     /// Session settings.
     public struct Configuration: Sendable {

@@ -8,7 +8,7 @@ import TetherSimulator
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure framer throughput, per-notification cost and link efficiency.",
+        abstract: "Measure framer throughput, per-notification cost, Tybe and MeshCore client costs, and link efficiency.",
         discussion: "Build with -c release for meaningful figures. Link efficiency runs in virtual time on a test clock.")
 
     @OptionGroup var global: GlobalOptions
@@ -36,6 +36,8 @@ struct BenchCommand: AsyncParsableCommand {
             let linkOnly = try await TybeBench.koreanDelivery(keyInterval: .microseconds(1))
             report("tybe_korean_2000_chars_delivery_time_instant_host", linkOnly.seconds, "s_virtual")
             report("tybe_korean_2000_chars_fraction_of_link_capacity_instant_host", linkOnly.fraction, "fraction_of_capacity")
+            report("meshcore_frame_decode_rate", try MeshBench.decodeRate(), "M frames/s")
+            report("meshcore_session_command_round_trip", try await MeshBench.commandRoundTrip(), "us/command")
             for mtu in [23, 185, 247] {
                 let figures = try await linkEfficiency(mtu: mtu)
                 report("write_without_response_throughput_mtu\(mtu)", figures.withoutResponseRate / 1000, "kB/s")

@@ -33,10 +33,11 @@ struct GripFitWorld {
         manager = BLEManager(central: central, clock: clock, now: { GripFitWorld.epoch.addingTimeInterval(timeline.now.seconds) })
     }
 
-    /// Runs `operation` while virtual time advances in 10 ms steps.
-    func run<T: Sendable>(limit: Duration = .seconds(300), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `operation` while virtual time advances in `step`s (10 ms: fine enough for every
+    /// timing assertion; long waits that assert no timing may take larger steps).
+    func run<T: Sendable>(limit: Duration = .seconds(300), step: Duration = .milliseconds(10), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+        return try await VirtualTime.run(step: step, limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     /// Advances virtual time until the manager reaches a state matching `predicate`; returns it.

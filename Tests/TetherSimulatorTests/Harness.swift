@@ -36,10 +36,11 @@ struct Harness {
         await SimulatorBackedDriver.settle(radio)
     }
 
-    /// Runs `operation` while virtual time advances in 10 ms steps.
-    func run<T: Sendable>(limit: Duration = .seconds(600), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `operation` while virtual time advances in `step`s (10 ms by default; long untimed
+    /// waits may take larger steps).
+    func run<T: Sendable>(limit: Duration = .seconds(600), step: Duration = .milliseconds(10), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+        return try await VirtualTime.run(step: step, limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
     }
 
     /// Lets `duration` of virtual time pass.
@@ -82,8 +83,8 @@ struct Harness {
     }
 
     /// Waits (in virtual time) until `condition` holds.
-    func until(limit: Duration = .seconds(120), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        try await run(limit: limit) {
+    func until(limit: Duration = .seconds(120), step: Duration = .milliseconds(10), _ condition: @escaping @Sendable () async -> Bool) async throws {
+        try await run(limit: limit, step: step) {
             while !(await condition()) { await Task.yield() }
         }
     }

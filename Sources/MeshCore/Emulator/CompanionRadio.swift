@@ -333,9 +333,10 @@ public final class CompanionRadio {
     private func startListing(since: UInt32?) {
         guard listing == nil else { return reply(.error(.badState)) }
         let selected = contacts.filter { since == nil || $0.lastModified > since! }
-        // END_OF_CONTACTS carries the newest lastmod sent, or the app's own cursor if none was.
-        listingLastModified = selected.map(\.lastModified).max() ?? since ?? 0
-        reply(.contactsStart(count: UInt32(selected.count)))
+        // As the firmware: END_OF_CONTACTS carries the newest lastmod sent (0 when none was), and
+        // CONTACTS_START the total number of contacts, not the filtered count.
+        listingLastModified = selected.map(\.lastModified).max() ?? 0
+        reply(.contactsStart(count: UInt32(contacts.count)))
         listing = selected
         outputHandler?()
     }

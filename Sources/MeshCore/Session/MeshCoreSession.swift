@@ -184,7 +184,8 @@ public actor MeshCoreSession {
         return value
     }
 
-    /// The radio's contacts (all, or those modified after `since`).
+    /// The radio's contacts (all, or those modified after `since`). CONTACTS_START's count is the
+    /// radio's total, not the number that follows, so the listing is read to END_OF_CONTACTS.
     public func contacts(since: UInt32? = nil) async throws -> ContactList {
         var contacts: [MeshContact] = []
         let frames = try await execute(.getContacts(since: since)) { frame in
@@ -198,7 +199,8 @@ public actor MeshCoreSession {
         for frame in frames {
             switch frame {
             case .contact(let contact): contacts.append(contact)
-            case .endOfContacts(let last): lastModified = last
+            // The firmware reports 0 when nothing newer was sent: keep the caller's cursor.
+            case .endOfContacts(let last): lastModified = max(lastModified, last)
             default: break
             }
         }

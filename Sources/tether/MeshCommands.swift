@@ -52,7 +52,9 @@ struct MeshTarget: ParsableArguments {
     }
 
     /// Connects and runs the startup sequence; progress goes to standard error.
-    func open(reconnect: Bool = false) async throws -> MeshLink {
+    /// `prepare` runs before the startup (to subscribe to the manager's events, so messages the
+    /// startup drains from the radio's queue are seen).
+    func open(reconnect: Bool = false, prepare: (ConnectionManager) async -> Void = { _ in }) async throws -> MeshLink {
         let transport: any MeshTransport
         var environment: Environment?
         if let tcp {
@@ -75,6 +77,7 @@ struct MeshTarget: ParsableArguments {
         let manager = ConnectionManager(
             session: session, store: store,
             configuration: .init(reconnectPolicy: reconnect ? .persistent : .never))
+        await prepare(manager)
         try await within(timeout, "connecting to the radio") { try await manager.connect() }
         if let info = await manager.selfInfo {
             let firmware = await manager.deviceInfo?.firmwareVersion ?? "?"
@@ -100,9 +103,12 @@ struct MeshLink {
     func close() async { await manager.disconnect() }
 
     /// Runs `body`, then disconnects (also on failure), mapping errors to one CLI line.
-    static func with(_ target: MeshTarget, reconnect: Bool = false, _ body: (MeshLink) async throws -> Void) async throws {
+    static func with(
+        _ target: MeshTarget, reconnect: Bool = false, prepare: (ConnectionManager) async -> Void = { _ in },
+        _ body: (MeshLink) async throws -> Void
+    ) async throws {
         do {
-            let link = try await target.open(reconnect: reconnect)
+            let link = try await target.open(reconnect: reconnect, prepare: prepare)
             do {
                 try await body(link)
                 await link.close()
@@ -207,8 +213,10 @@ extension MeshCommands {
         }
 
         func run() async throws {
-            try await MeshLink.with(target, reconnect: true) { link in
-                let events = await link.manager.events()
+            // Subscribed before the startup: messages queued while we were away are shown too.
+            let box = EventsBox()
+            try await MeshLink.with(target, reconnect: true, prepare: { box.events = await $0.events() }) { link in
+                guard let events = box.events else { return }
                 let json = link.json
                 let names = Dictionary(await link.manager.contacts.map { ($0.publicKeyPrefix.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
                 if !json { print("Listening for \(Int(seconds)) s…") }
@@ -279,4 +287,9 @@ extension MeshCommands {
             }
         }
     }
+}
+
+/// Carries the event stream subscribed in `prepare` to the command body.
+final class EventsBox: @unchecked Sendable {
+    var events: AsyncStream<ConnectionManager.Event>?
 }

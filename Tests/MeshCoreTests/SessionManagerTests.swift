@@ -204,8 +204,9 @@ struct SessionManagerTests {
 /// Lets a reply closure push MSG_WAITING through the mock.
 final class MockBox: @unchecked Sendable {
     var mock: MeshCore.MockTransport?
-    func pushWaiting() {
+    func pushWaiting() { push(Data([0x83])) }
+    func push(_ frame: Data) {
         guard let mock else { return }
-        Task { await mock.simulateReceive(Data([0x83])) }
+        Task { await mock.simulateReceive(frame) }
     }
 }

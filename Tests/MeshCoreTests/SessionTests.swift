@@ -224,6 +224,66 @@ struct SessionTests {
         #expect(attempts == [0, 1, 2])
     }
 
+    @Test("an acknowledgement of an earlier attempt that arrives during a retry still counts")
+    func lateAckOfEarlierAttempt() async throws {
+        let mockBox = MockBox()
+        let world = await SessionWorld(reply: { command in
+            guard case .sendTextMessage(let message) = command else { return FakeRadio.standard(command) }
+            // Attempt 0's ack only comes back once attempt 1 is under way.
+            if message.attempt == 1 {
+                mockBox.push(MeshCoreFrame.sendConfirmed(SendConfirmation(ack: 0x1000, roundTrip: 4000)).encoded())
+            }
+            return [MeshCoreFrame.sent(SentResult(isFlood: true, expectedAck: 0x1000 + UInt32(message.attempt), suggestedTimeout: 3000)).encoded()]
+        })
+        mockBox.mock = world.radio.mock
+        try await world.session.start()
+        let session = world.session
+        let delivery = try await world.run { try await session.sendMessageAwaitingAcknowledgement(to: FakeRadio.aliceKey, text: "slow path") }
+        #expect(delivery.attempts == 2)
+        #expect(delivery.confirmation.ack == 0x1000)
+        #expect(delivery.sent.expectedAck == 0x1000)
+    }
+
+    @Test("a fetched message that arrives after its SYNC_NEXT_MESSAGE timed out is published, not lost")
+    func lateSyncReplyPublished() async throws {
+        let late = MeshCoreFrame.contactMessage(ContactMessage(senderPrefix: FakeRadio.aliceKey.prefix(6), pathLength: 1, timestamp: 77, text: "slow radio")).encoded()
+        let world = await SessionWorld(autoFetch: false, reply: { command in
+            if case .syncNextMessage = command { return [] }
+            return FakeRadio.standard(command)
+        })
+        let events = Collector(await world.session.events())
+        try await world.session.start()
+        let session = world.session
+        let outcome = try await world.run { () -> MeshCoreError? in
+            do { _ = try await session.syncMessages(); return nil } catch let error as MeshCoreError { return error }
+        }
+        #expect(outcome == .timeout(command: "syncNextMessage"))
+        await world.radio.mock.simulateReceive(late)
+        try await world.until { await events.count >= 1 }
+        guard case .contactMessage(let message)? = await events.items.first else {
+            Issue.record("expected the late message, got \(await events.items)")
+            return
+        }
+        #expect(message.text == "slow radio")
+        #expect(message.timestamp == 77)
+    }
+
+    @Test("cancelling a caller ends its command at once, and the session goes on")
+    func cancellation() async throws {
+        let world = await SessionWorld(reply: { command in
+            if case .getBatteryAndStorage = command { return [] }
+            return FakeRadio.standard(command)
+        })
+        try await world.session.start()
+        let session = world.session
+        let task = Task { try await session.batteryAndStorage() }
+        try await world.until { await world.radio.codes.contains(0x14) }
+        task.cancel()
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(try await world.session.deviceTime() == FakeRadio.radioClock)
+    }
+
     @Test("direct message never acknowledged → notAcknowledged; unknown contact → ERR 2")
     func directMessageFails() async throws {
         let world = await SessionWorld()

@@ -117,6 +117,20 @@ struct TransportEndToEndTests {
         #expect(await manager.state == .ready)
     }
 
+    @Test("BLE: disconnect, then connect again: the session hears the radio on the new link")
+    func bleReconnectAfterDisconnect() async throws {
+        let world = try await BLEMeshWorld()
+        let manager = world.manager
+        try await world.run { try await manager.connect() }
+        // Disconnecting waits for the link's teardown, which takes virtual time.
+        try await world.run { await manager.disconnect() }
+        #expect(await !world.transport.isConnected)
+        try await world.run { try await manager.connect() }
+        #expect(await manager.state == .ready)
+        #expect(await manager.readyCount == 2)
+        #expect(try await world.run { try await world.session.deviceTime() } >= BLEMeshWorld.epoch)
+    }
+
     @Test("BLE: a pairing failure (ATT 5 on subscribe) is reported as such")
     func blePairingFailure() async throws {
         let world = try await BLEMeshWorld(reconnect: .never)
@@ -233,6 +247,24 @@ struct TransportStreamEndToEndTests {
         if case .disconnected = await events.items.last {} else { Issue.record("expected disconnected, got \(await events.items)") }
         #expect(await !transport.isConnected)
         await #expect(throws: MeshTransportError.notConnected) { try await transport.send(Data([0x05])) }
+    }
+
+    @Test("TCP: overlapping connects share one attempt and both succeed")
+    func tcpOverlappingConnects() async throws {
+        let (network, host) = await Self.network()
+        let port = try await host.listen(host: "127.0.0.1", port: 0)
+        let transport = StreamTransport.tcp(host: "127.0.0.1", port: port)
+        async let first: Void = transport.connect()
+        async let second: Void = transport.connect()
+        _ = try await (first, second)
+        #expect(await transport.isConnected)
+        let session = MeshCoreSession(transport: transport)
+        let info = try await withSafetyTimeout { try await session.start() }
+        #expect(info.name == MeshNetwork.demoRadioName)
+        await transport.disconnect()
+        #expect(await !transport.isConnected)
+        await host.close()
+        withExtendedLifetime(network) {}
     }
 
     @Test("TCP: nobody listening → connectionFailed")

@@ -35,7 +35,9 @@ public actor ConnectionManager {
 
     /// A step of the startup sequence.
     public enum StartupStep: String, Sendable, Hashable, CaseIterable {
-        /// APP_START → SELF_INFO (connecting the transport first if needed).
+        /// Bringing the link up (bounded by the transport's own timeouts).
+        case link
+        /// APP_START → SELF_INFO.
         case appStart
         /// DEVICE_QUERY asking for the V3 message format.
         case deviceQuery
@@ -126,6 +128,8 @@ public actor ConnectionManager {
     private var startupTask: Task<Void, Never>?
     // The generation of the startup in progress, if any (a reconnection it caused needs no second one).
     private var runningStartup: Int?
+    // True after the link went away by itself (or restore()): its return starts a startup.
+    private var linkReturnExpected = false
 
     /// Creates a manager for `session`; subscribe to ``events()`` and call ``connect()``.
     public init(
@@ -168,17 +172,21 @@ public actor ConnectionManager {
     public func restore() async {
         await subscribe()
         wantsConnection = true
+        reconnectTask?.cancel()
+        reconnectTask = nil
         guard let ble = session.transport as? BLETransport else {
             startupTask = Task { [weak self] in try? await self?.runStartup(connecting: false) }
             return
         }
         setState(.connecting)
+        linkReturnExpected = true
         await ble.restore()
     }
 
     /// Disconnects and stops reconnecting.
     public func disconnect() async {
         wantsConnection = false
+        linkReturnExpected = false
         generation += 1
         reconnectTask?.cancel()
         reconnectTask = nil
@@ -243,8 +251,13 @@ public actor ConnectionManager {
         setState(.connecting)
         // Queued messages are drained by the last step; until then MSG_WAITING is only noted.
         await session.setAutoFetch(false)
-        var step = StartupStep.appStart
+        var step = StartupStep.link
         do {
+            // The transport's own timeouts bound this (on BLE 10 s to connect and 40 s for
+            // discovery, which leaves room for the pairing dialog); a step timeout would not.
+            if !(await session.transport.isConnected) { try await session.transport.connect() }
+            try checkCurrent(mine)
+            step = .appStart
             selfInfo = try await within(step) { [session] in try await session.start() }
             try checkCurrent(mine)
             setState(.connected)
@@ -271,8 +284,10 @@ public actor ConnectionManager {
             try await store.replaceChannels(found)
 
             step = .messages
-            // Messages reach the store through the event subscription, like pushes.
-            try await within(step) { [session] in _ = try await session.syncMessages() }
+            // Stored (and published) before ready; the same messages arriving through the event
+            // subscription are then recognised as duplicates.
+            let fetched = try await within(step) { [session] in try await session.syncMessages() }
+            for event in fetched { await handle(event) }
             try checkCurrent(mine)
 
             readyCount += 1
@@ -289,9 +304,12 @@ public actor ConnectionManager {
             let failure = MeshCoreError.startupFailed(step: step.rawValue, reason: meshError.localizedDescription)
             lastError = failure
             publish(.startupFailed(step: step, error: meshError))
-            // Never linger in connecting: drop the link, report disconnected.
+            // Never linger in connecting: drop the link, report disconnected — unless a newer
+            // startup began meanwhile, which now owns the link and the state.
             await session.setAutoFetch(false)
+            guard mine == generation else { throw failure }
             await session.stop()
+            guard mine == generation else { throw failure }
             setState(.disconnected)
             if !connecting { scheduleReconnect(attempt: 1) }
             throw failure
@@ -323,6 +341,7 @@ public actor ConnectionManager {
         let limit = min(configuration.maximumChannels, Int(deviceInfo?.maxChannels ?? UInt8(configuration.maximumChannels)))
         var found: [ChannelInfo] = []
         for index in 0..<max(1, limit) {
+            try Task.checkCancellation()
             do {
                 let info = try await session.channel(UInt8(index))
                 if !info.name.isEmpty { found.append(info) }
@@ -406,11 +425,15 @@ public actor ConnectionManager {
             break
         case .reconnecting:
             guard wantsConnection else { return }
+            linkReturnExpected = true
             generation += 1
             await session.linkWentDown()
             setState(.connecting)
         case .reconnected:
-            guard wantsConnection, runningStartup != generation else { return }
+            // Only a link that went away by itself (or was restored) needs a new startup; a
+            // late report of a connect our own startup made must not start a second one.
+            guard wantsConnection, linkReturnExpected, runningStartup != generation else { return }
+            linkReturnExpected = false
             logger.info("Link back; starting the radio session again")
             startupTask?.cancel()
             startupTask = Task { [weak self] in try? await self?.runStartup(connecting: false) }

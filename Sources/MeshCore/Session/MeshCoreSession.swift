@@ -70,6 +70,7 @@ public actor MeshCoreSession {
     private let logger: Logger
     private var eventBroadcaster = Broadcaster<MeshCoreEvent>()
     private var receiveTask: Task<Void, Never>?
+    private var receiveGeneration = 0
     private var linkTask: Task<Void, Never>?
 
     // Command serialization: one command in flight, the rest wait in order.
@@ -79,7 +80,11 @@ public actor MeshCoreSession {
     private var nextCommandID = 0
 
     // Acknowledgements of direct messages.
-    private var ackWaiters: [UInt32: [Int: CheckedContinuation<SendConfirmation?, Never>]] = [:]
+    private struct AckWaiter {
+        let acks: Set<UInt32>
+        let continuation: CheckedContinuation<SendConfirmation?, Never>
+    }
+    private var ackWaiters: [Int: AckWaiter] = [:]
     private var recentConfirmations: [SendConfirmation] = []
     private var nextAckWaiterID = 0
 
@@ -226,12 +231,15 @@ public actor MeshCoreSession {
     public func sendMessageAwaitingAcknowledgement(to destination: Data, text: String, attempts: Int = 3, timestamp: UInt32? = nil) async throws -> MessageDelivery {
         let stamp = timestamp ?? epochNow()
         let tries = max(1, attempts)
+        // Each attempt has its own ack code; a late ack of an earlier attempt still counts.
+        var expected: [UInt32: SentResult] = [:]
         for attempt in 0..<tries {
             let sent = try await sendMessage(to: destination, text: text, attempt: UInt8(min(attempt, 255)), timestamp: stamp)
+            expected[sent.expectedAck] = sent
             // The radio's estimate plus a margin, never less than a second.
             let wait = max(Duration.seconds(1), Duration.milliseconds(Int64(sent.suggestedTimeout)) * 1.25)
-            if let confirmation = await waitForAcknowledgement(sent.expectedAck, timeout: wait) {
-                return MessageDelivery(sent: sent, confirmation: confirmation, attempts: attempt + 1)
+            if let confirmation = await waitForAcknowledgement(anyOf: Set(expected.keys), timeout: wait) {
+                return MessageDelivery(sent: expected[confirmation.ack] ?? sent, confirmation: confirmation, attempts: attempt + 1)
             }
             logger.info("No acknowledgement; retrying", metadata: ["attempt": "\(attempt + 1)"])
         }
@@ -240,17 +248,22 @@ public actor MeshCoreSession {
 
     /// Waits up to `timeout` for SEND_CONFIRMED with `ack`; nil when it does not come.
     public func waitForAcknowledgement(_ ack: UInt32, timeout: Duration) async -> SendConfirmation? {
-        if let early = recentConfirmations.first(where: { $0.ack == ack }) { return early }
+        await waitForAcknowledgement(anyOf: [ack], timeout: timeout)
+    }
+
+    /// Waits up to `timeout` for SEND_CONFIRMED with any of `acks`; nil when none comes.
+    public func waitForAcknowledgement(anyOf acks: Set<UInt32>, timeout: Duration) async -> SendConfirmation? {
+        if let early = recentConfirmations.first(where: { acks.contains($0.ack) }) { return early }
         let id = nextAckWaiterID
         nextAckWaiterID += 1
         let clock = self.clock
         let timer = Task { [weak self] in
             try? await clock.sleep(for: timeout)
             guard !Task.isCancelled else { return }
-            await self?.resolveAckWaiter(ack, id: id, with: nil)
+            await self?.resolveAckWaiter(id, with: nil)
         }
         let result = await withCheckedContinuation { continuation in
-            ackWaiters[ack, default: [:]][id] = continuation
+            ackWaiters[id] = AckWaiter(acks: acks, continuation: continuation)
         }
         timer.cancel()
         return result
@@ -300,6 +313,7 @@ public actor MeshCoreSession {
         missedWaiting = false
         var fetched: [MeshCoreEvent] = []
         while true {
+            try Task.checkCancellation()
             let frames = try await execute(.syncNextMessage) { frame in
                 switch frame {
                 case .contactMessage, .channelMessage, .noMoreMessages: .complete
@@ -340,7 +354,20 @@ public actor MeshCoreSession {
             logger.warning("Send failed", metadata: ["command": "\(name)", "error": "\(error)"])
             throw (error as? MeshCoreError) ?? MeshCoreError.transport("\(error.localizedDescription)")
         }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withTaskCancellationHandler {
+            try await waitForReply(id)
+        } onCancel: {
+            Task { [weak self] in await self?.cancelPending(id) }
+        }
+    }
+
+    private func cancelPending(_ id: Int) {
+        guard let current = pending, current.id == id, current.result == nil else { return }
+        finish(.failure(CancellationError()))
+    }
+
+    private func waitForReply(_ id: Int) async throws -> [MeshCoreFrame] {
+        try await withCheckedThrowingContinuation { continuation in
             guard var current = pending, current.id == id else {
                 // Resolved (and cleared) while the send was in flight cannot happen: results
                 // are kept until collected. Being here means it was failed by a link loss.
@@ -425,12 +452,17 @@ public actor MeshCoreSession {
         if pending != nil, pending?.result == nil { finish(.failure(error)) }
     }
 
+    /// Subscribes to the transport's frames afresh on every start: a transport may end its
+    /// stream on disconnection (BLE does), and an ended loop must not leave the session deaf.
     private func armReceiving() async {
-        guard receiveTask == nil else { return }
+        receiveGeneration += 1
+        let mine = receiveGeneration
+        receiveTask?.cancel()
         let stream = await transport.receivedData
         receiveTask = Task { [weak self] in
-            for await frame in stream { await self?.receive(frame) }
+            for await frame in stream { await self?.receive(frame, subscription: mine) }
         }
+        guard linkTask == nil else { return }
         if let reporting = transport as? any MeshLinkReporting {
             let link = await reporting.linkEvents()
             linkTask = Task { [weak self] in
@@ -444,7 +476,9 @@ public actor MeshCoreSession {
         }
     }
 
-    private func receive(_ bytes: Data) {
+    private func receive(_ bytes: Data, subscription: Int) {
+        // A frame still in flight on a replaced subscription arrives on the new one as well.
+        guard subscription == receiveGeneration else { return }
         let frame: MeshCoreFrame
         do {
             frame = try MeshCoreFrame(decoding: bytes)
@@ -485,7 +519,18 @@ public actor MeshCoreSession {
 
     private func unexpectedReply(_ frame: MeshCoreFrame) {
         unexpectedReplyCount += 1
-        logger.warning("Skipped a reply no command was waiting for", metadata: ["code": "\(frame.code)"])
+        // A message the radio handed over (a late SYNC_NEXT_MESSAGE reply) has left its queue:
+        // publish it rather than lose it; the store's deduplication absorbs a second copy.
+        switch frame {
+        case .contactMessage(let message):
+            logger.info("Published a message that arrived after its fetch gave up")
+            eventBroadcaster.yield(.contactMessage(message), logger: logger)
+        case .channelMessage(let message):
+            logger.info("Published a message that arrived after its fetch gave up")
+            eventBroadcaster.yield(.channelMessage(message), logger: logger)
+        default:
+            logger.warning("Skipped a reply no command was waiting for", metadata: ["code": "\(frame.code)"])
+        }
     }
 
     private func handlePush(_ frame: MeshCoreFrame) {
@@ -494,8 +539,8 @@ public actor MeshCoreSession {
         case .sendConfirmed(let confirmation):
             recentConfirmations.append(confirmation)
             if recentConfirmations.count > 32 { recentConfirmations.removeFirst() }
-            for id in Array((ackWaiters[confirmation.ack] ?? [:]).keys) {
-                resolveAckWaiter(confirmation.ack, id: id, with: confirmation)
+            for (id, waiter) in ackWaiters where waiter.acks.contains(confirmation.ack) {
+                resolveAckWaiter(id, with: confirmation)
             }
             event = .sendConfirmed(confirmation)
         case .messageWaiting:
@@ -513,10 +558,8 @@ public actor MeshCoreSession {
         eventBroadcaster.yield(event, logger: logger)
     }
 
-    private func resolveAckWaiter(_ ack: UInt32, id: Int, with confirmation: SendConfirmation?) {
-        guard let continuation = ackWaiters[ack]?.removeValue(forKey: id) else { return }
-        if ackWaiters[ack]?.isEmpty == true { ackWaiters[ack] = nil }
-        continuation.resume(returning: confirmation)
+    private func resolveAckWaiter(_ id: Int, with confirmation: SendConfirmation?) {
+        ackWaiters.removeValue(forKey: id)?.continuation.resume(returning: confirmation)
     }
 
     private func startDrain() {

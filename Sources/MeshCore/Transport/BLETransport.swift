@@ -106,6 +106,9 @@ public actor BLETransport: MeshTransport, MeshLinkReporting {
 
     /// Picks up a link the OS kept for us after a relaunch (state restoration).
     public func restore() async {
+        // Until it comes back the link counts as returning, so a restoration that fails is
+        // reported as a disconnection rather than never reported at all.
+        if reported == .down { reported = .reconnecting }
         await connection.restore()
     }
 

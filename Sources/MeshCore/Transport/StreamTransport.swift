@@ -48,6 +48,7 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
     public var discardedFrameCount: Int { reassembler.discardedFrameCount }
 
     private var channel: (any Channel)?
+    private var connecting: Task<Void, any Error>?
     private var serial = 0
     private var received = Broadcaster<Data>(bufferSize: 4096)
     private var link = Broadcaster<MeshLinkEvent>(bufferSize: 64)
@@ -81,15 +82,27 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
         link.subscribe { [weak self] token in Task { await self?.removeLinkObserver(token) } }
     }
 
-    /// Opens the TCP connection or the serial device.
+    /// Opens the TCP connection or the serial device. Overlapping calls share one attempt (a
+    /// second connection would replace the first at the radio, which serves one app).
     public func connect() async throws {
         guard !isConnected else { return }
+        if let connecting {
+            try await connecting.value
+            return
+        }
+        let attempt = Task { try await self.open() }
+        connecting = attempt
+        defer { connecting = nil }
+        try await attempt.value
+    }
+
+    private func open() async throws {
         serial += 1
         let mine = serial
         let (events, continuation) = ByteStreamHandler.makeStream()
         let channel: any Channel
         do {
-            channel = try await open(continuation)
+            channel = try await openChannel(continuation)
         } catch let error as MeshTransportError {
             throw error
         } catch {
@@ -115,11 +128,12 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
         serial += 1
         let channel = self.channel
         self.channel = nil
-        if let channel { try? await channel.close() }
+        // Report the link down before awaiting the close, so nothing sees it "connected" then.
         if isConnected {
             isConnected = false
             link.yield(.disconnected(reason: nil))
         }
+        if let channel { try? await channel.close() }
     }
 
     /// Sends one frame, framed as `<` + u16 LE length + frame.
@@ -157,7 +171,7 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
 
     // MARK: Opening
 
-    private func open(_ continuation: AsyncStream<ByteStreamEvent>.Continuation) async throws -> any Channel {
+    private func openChannel(_ continuation: AsyncStream<ByteStreamEvent>.Continuation) async throws -> any Channel {
         switch endpoint {
         case .tcp(let host, let port):
             let timeout = connectTimeout

@@ -54,6 +54,15 @@ import Testing
         #expect(MeshCoreErrorCode.unknown(9).description == "unknown error 9")
     }
 
+    @Test func byteEnumsCompareHashAndCodeByTheirByte() throws {
+        #expect(MeshContactType.unknown(1) == .chat)
+        #expect(MeshTextType.unknown(2) == .signedPlain)
+        #expect(Set([MeshContactType.unknown(2), .repeater]).count == 1)
+        let encoded = try JSONEncoder().encode([MeshContactType.room, .unknown(9)])
+        #expect(String(decoding: encoded, as: UTF8.self) == "[3,9]")
+        #expect(try JSONDecoder().decode([MeshTextType].self, from: Data("[1,7]".utf8)) == [.cliData, .unknown(7)])
+    }
+
     @Test func contactFields() throws {
         let bytes = S.hex("03 " + ProtocolFrameSamples.relayBodyHex)
         #expect(bytes.count == 148)

@@ -1,7 +1,8 @@
 /// The kind of node a contact is (the advert type).
 ///
-/// Equality and hashing follow ``rawValue``; `Codable` as the raw byte.
-public enum MeshContactType: Sendable, Hashable, Codable {
+/// Equality, hashing and `Codable` follow ``rawValue`` (the standard library's
+/// `RawRepresentable` implementations), so `.unknown(n)` equals the named case for `n`.
+public enum MeshContactType: RawRepresentable, Sendable, Hashable, Codable {
     /// 0: not set.
     case none
     /// 1: a companion (chat) node.
@@ -38,18 +39,4 @@ public enum MeshContactType: Sendable, Hashable, Codable {
         case .unknown(let value): value
         }
     }
-
-    /// Decodes the raw byte.
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(UInt8.self))
-    }
-
-    /// Encodes the raw byte.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }

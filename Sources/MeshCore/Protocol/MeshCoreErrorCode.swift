@@ -1,7 +1,8 @@
 /// The code carried by an `ERR` response.
 ///
-/// Equality and hashing follow ``rawValue``, so `.unknown(2)` equals `.notFound`.
-public enum MeshCoreErrorCode: Sendable, Hashable, CustomStringConvertible {
+/// Equality and hashing follow ``rawValue`` (the standard library's `RawRepresentable`
+/// implementations), so `.unknown(2)` equals `.notFound`.
+public enum MeshCoreErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// 1: the radio does not know the command, or its arguments were not accepted.
     case unsupportedCommand
     /// 2: the contact or channel was not found.
@@ -55,7 +56,4 @@ public enum MeshCoreErrorCode: Sendable, Hashable, CustomStringConvertible {
         case .unknown(let value): "unknown error \(value)"
         }
     }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }

@@ -1,7 +1,8 @@
 /// The type of a text message (`txt_type`).
 ///
-/// Equality and hashing follow ``rawValue``; `Codable` as the raw byte.
-public enum MeshTextType: Sendable, Hashable, Codable {
+/// Equality, hashing and `Codable` follow ``rawValue`` (the standard library's
+/// `RawRepresentable` implementations), so `.unknown(n)` equals the named case for `n`.
+public enum MeshTextType: RawRepresentable, Sendable, Hashable, Codable {
     /// 0: plain text.
     case plain
     /// 1: a CLI command or its output.
@@ -30,18 +31,4 @@ public enum MeshTextType: Sendable, Hashable, Codable {
         case .unknown(let value): value
         }
     }
-
-    /// Decodes the raw byte.
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(UInt8.self))
-    }
-
-    /// Encodes the raw byte.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }

@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "MeshCore", targets: ["MeshCore"]),
         .library(name: "TetherCoreBluetooth", targets: ["TetherCoreBluetooth"]),
         .library(name: "TetherWorld", targets: ["TetherWorld"]),
+        .library(name: "TetherDBus", targets: ["TetherDBus"]),
+        .library(name: "TetherBlueZ", targets: ["TetherBlueZ"]),
+        .library(name: "TetherBlueZPeripheral", targets: ["TetherBlueZPeripheral"]),
         .executable(name: "tether", targets: ["tether"]),
     ],
     dependencies: [
@@ -111,6 +114,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // D-Bus in Swift: the wire protocol (marshalling, messages) and a connection over a Unix
+        // socket (EXTERNAL auth, fd passing) or TCP (ANONYMOUS). No system library is needed.
+        .target(
+            name: "TetherDBus",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        // The BlueZ driver (Linux): BLEDriver over bluetoothd's D-Bus API.
+        .target(
+            name: "TetherBlueZ",
+            dependencies: [
+                "TetherCore",
+                "TetherDBus",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The other role: any virtual peripheral (every device emulator) served over the air as a
+        // GATT application and an LE advertisement through bluetoothd.
+        .target(
+            name: "TetherBlueZPeripheral",
+            dependencies: [
+                "TetherCore",
+                "TetherDBus",
+                "TetherBlueZ",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
@@ -128,6 +158,8 @@ let package = Package(
                 "FlockFinder",
                 "MeshCore",
                 "TetherCoreBluetooth",
+                .target(name: "TetherBlueZ", condition: .when(platforms: [.linux])),
+                .target(name: "TetherBlueZPeripheral", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
@@ -204,6 +236,31 @@ let package = Package(
             ],
             // The Python interop peer is run by InteropTests, not compiled.
             exclude: ["Interop"]
+        ),
+        .testTarget(
+            name: "TetherDBusTests",
+            dependencies: [
+                "TetherDBus",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherBlueZTests",
+            dependencies: [
+                "TetherDBus",
+                "TetherBlueZ",
+                "TetherBlueZPeripheral",
+                "TetherCore",
+                "TetherSimulator",
+                "GripFit",
+                "Kiro",
+                "Tybe",
+                "FlockFinder",
+                "MeshCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            // The bluezoo launcher is Python, run by the rig.
+            exclude: ["Rig"]
         ),
         .testTarget(
             name: "TetherSimulatorTests",

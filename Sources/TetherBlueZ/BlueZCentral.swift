@@ -1,0 +1,900 @@
+#if os(Linux)
+import Foundation
+import Logging
+import TetherCore
+import TetherDBus
+
+/// The BlueZ driver's engine. Every property belongs to the D-Bus connection's queue: commands
+/// hop there, and BlueZ's signals and replies arrive there in bus order.
+final class BlueZCentral: @unchecked Sendable {
+    enum Operation {
+        case read
+        case write(Data, WriteType)
+        case notify(Bool)
+    }
+
+    /// One device this driver was asked to connect.
+    struct Link {
+        let path: DBusObjectPath
+        /// A connection was requested and not cancelled: keep trying.
+        var wanted = false
+        var connectInFlight = false
+        var reportedConnected = false
+        var cancelRequested = false
+        var retryScheduled = false
+        /// Bumped when the link goes down, so late replies of an earlier link are ignored.
+        var generation = 0
+        var pendingServiceDiscovery: [[BluetoothUUID]?] = []
+        var characteristics: [CharacteristicPath: DBusObjectPath] = [:]
+        var byObjectPath: [DBusObjectPath: CharacteristicPath] = [:]
+        var notifying: Set<CharacteristicPath> = []
+        var operations: [CharacteristicPath: [Operation]] = [:]
+        var busy: Set<CharacteristicPath> = []
+        /// `Value` changes seen while a read is outstanding on that characteristic.
+        var heldValues: [CharacteristicPath: [Data]] = [:]
+        var commandWritesInFlight = 0
+        var wantsReadyToWrite = false
+    }
+
+    /// Operations queued per characteristic, beyond which requests fail (the core keeps one
+    /// or two in flight; this bounds a misbehaving caller).
+    static let maximumQueuedOperations = 256
+
+    let connection: DBusConnection
+    let configuration: BlueZDriverConfiguration
+    let logger: Logger
+    private let emit: @Sendable (BLEDriverEvent) -> Void
+    private var mirror = BlueZObjectMirror()
+    private var bluezOwner: String?
+    private var adapterPath: DBusObjectPath?
+    private var state: CentralState = .unknown
+    private var reason: String?
+    private var scanRequested = false
+    private var scanServices: [BluetoothUUID]?
+    private var allowDuplicates = false
+    private var discoveryActive = false
+    private var links: [PeripheralID: Link] = [:]
+    private var agentTree: DBusObjectTree?
+    private var agentCapability: String?
+    private var loadGeneration = 0
+    private static let agentPath: DBusObjectPath = "/org/tether/agent"
+
+    init(connection: DBusConnection, configuration: BlueZDriverConfiguration, logger: Logger,
+         emit: @escaping @Sendable (BLEDriverEvent) -> Void) {
+        self.connection = connection
+        self.configuration = configuration
+        self.logger = logger
+        self.emit = emit
+    }
+
+    // MARK: Queue helpers
+
+    func perform(_ body: @escaping @Sendable (BlueZCentral) -> Void) {
+        connection.perform { [self] in body(self) }
+    }
+
+    func onQueue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            connection.perform { continuation.resume(returning: body()) }
+        }
+    }
+
+    private func call(_ path: DBusObjectPath, _ interface: String, _ member: String, _ body: [DBusValue] = [],
+                      timeout: Duration? = nil, _ completion: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void) {
+        connection.call(.methodCall(destination: BlueZ.service, path: path, interface: interface, member: member, body: body),
+                        timeout: timeout ?? configuration.callTimeout, completion: completion)
+    }
+
+    var status: BlueZStatus {
+        let adapterProperties = adapterPath.flatMap { mirror.properties($0, BlueZ.adapterInterface) }
+        return BlueZStatus(state: state, reason: state == .poweredOn ? nil : reason,
+                           adapter: adapterPath?.lastElement, address: adapterProperties?["Address"]?.string,
+                           agent: agentCapability)
+    }
+
+    // MARK: Start-up
+
+    /// Subscribes to bluetoothd's signals, then reads its tree. Returns once the state is known.
+    func start() async {
+        let ownerRule = DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                      member: "NameOwnerChanged", arg0: BlueZ.service)
+        let bluezRule = DBusMatchRule(sender: BlueZ.service)
+        // Handlers first, then the bus routes: nothing sent in between is missed (bleak#374).
+        connection.onSignal(ownerRule) { [self] message in nameOwnerChanged(message) }
+        connection.onSignal(DBusMatchRule()) { [self] message in
+            guard message.sender != "org.freedesktop.DBus", message.sender == bluezOwner else { return }
+            bluezSignal(message)
+        }
+        connection.onDisconnect { [self] error in busLost(error) }
+        do {
+            try await connection.addMatch(ownerRule)
+            try await connection.addMatch(bluezRule)
+        } catch {
+            await onQueue { [self] in setState(.unsupported, reason: "the system bus refused a match rule: \(error.message)") }
+            return
+        }
+        let owner: String?
+        do {
+            let reply = try await connection.call(.methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", body: [.string(BlueZ.service)]))
+            owner = reply.body.first?.string
+        } catch {
+            owner = nil
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            perform { central in
+                guard let owner else {
+                    central.setState(.unsupported, reason: "bluetoothd is not running (no owner of org.bluez on \(central.connection.address))")
+                    continuation.resume()
+                    return
+                }
+                central.bluezOwner = owner
+                central.load { continuation.resume() }
+            }
+        }
+    }
+
+    /// Reads bluetoothd's whole tree and picks the adapter.
+    private func load(_ done: @escaping @Sendable () -> Void) {
+        loadGeneration += 1
+        let generation = loadGeneration
+        connection.call(.methodCall(destination: BlueZ.service, path: .root, interface: BlueZ.objectManagerInterface,
+                                    member: "GetManagedObjects"), timeout: configuration.callTimeout) { [self] result in
+            guard generation == loadGeneration else { return done() }
+            switch result {
+            case .success(let reply):
+                mirror.load(reply.body.first ?? .array(.byte, []))
+                chooseAdapter()
+                registerAgent(then: done)
+            case .failure(let error):
+                defer { done() }
+                if error.name == DBusError.accessDenied {
+                    setState(.unauthorized, reason: "the bus policy does not let this user talk to bluetoothd (\(error.message)); join the bluetooth group")
+                } else {
+                    setState(.unsupported, reason: "bluetoothd did not answer GetManagedObjects: \(error.message)")
+                }
+            }
+        }
+    }
+
+    private func chooseAdapter() {
+        let adapters = mirror.paths(with: BlueZ.adapterInterface)
+        let chosen: DBusObjectPath?
+        if let wanted = configuration.adapter {
+            chosen = adapters.first { $0.lastElement == wanted }
+            if chosen == nil {
+                adapterPath = nil
+                setState(.unsupported, reason: adapters.isEmpty ? "no Bluetooth adapter"
+                    : "no adapter \(wanted) (have \(adapters.map(\.lastElement).joined(separator: ", ")))")
+                return
+            }
+        } else {
+            chosen = adapters.first { mirror.properties($0, BlueZ.adapterInterface)?["Powered"]?.bool == true } ?? adapters.first
+        }
+        guard let chosen else {
+            adapterPath = nil
+            setState(.unsupported, reason: "no Bluetooth adapter")
+            return
+        }
+        adapterPath = chosen
+        updateAdapterState()
+    }
+
+    private func updateAdapterState() {
+        guard let adapterPath, let properties = mirror.properties(adapterPath, BlueZ.adapterInterface) else { return }
+        let powerState = properties["PowerState"]?.string
+        if powerState == "off-blocked" {
+            setState(.poweredOff, reason: "\(adapterPath.lastElement) is blocked by rfkill")
+        } else if properties["Powered"]?.bool == true {
+            setState(.poweredOn, reason: nil)
+        } else {
+            setState(.poweredOff, reason: "\(adapterPath.lastElement) is powered off")
+        }
+    }
+
+    private func registerAgent(then done: @escaping @Sendable () -> Void) {
+        guard let agent = configuration.agent, agentTree == nil else { return done() }
+        let tree = DBusObjectTree(connection: connection, root: Self.agentPath)
+        tree.add(Self.agentPath, interfaces: [agent.interface(logger: logger)])
+        tree.export()
+        agentTree = tree
+        call("/org/bluez", BlueZ.agentManagerInterface, "RegisterAgent", [.objectPath(Self.agentPath), .string(agent.capability)]) { [self] result in
+            if case .failure(let error) = result {
+                logger.warning("could not register the pairing agent: \(error)")
+                return done()
+            }
+            agentCapability = agent.capability
+            call("/org/bluez", BlueZ.agentManagerInterface, "RequestDefaultAgent", [.objectPath(Self.agentPath)]) { [self] result in
+                if case .failure(let error) = result { logger.info("pairing agent registered, not default: \(error)") }
+                done()
+            }
+        }
+    }
+
+    // MARK: State
+
+    private func setState(_ newState: CentralState, reason: String?) {
+        self.reason = reason
+        guard newState != state else { return }
+        let old = state
+        state = newState
+        if let reason, newState != .poweredOn { logger.notice("Bluetooth is \(newState): \(reason)") }
+        emit(.stateChanged(newState))
+        if old == .poweredOn {
+            // Below poweredOn every link is gone, with or without BlueZ saying so per device.
+            discoveryActive = false
+            dropAllLinks(error: .bluetoothUnavailable(newState))
+        }
+        if newState == .poweredOn, scanRequested { startDiscovery() }
+    }
+
+    private func dropAllLinks(error: DriverError) {
+        for id in links.keys.sorted(by: { $0.uuid.uuidString < $1.uuid.uuidString }) {
+            guard var link = links[id] else { continue }
+            if link.reportedConnected {
+                linkDown(id, error: link.cancelRequested ? nil : error)
+            } else if link.wanted || link.connectInFlight {
+                link.wanted = false
+                link.generation += 1
+                links[id] = link
+                emit(.failedToConnect(id, .bluetoothUnavailable(state)))
+            }
+        }
+    }
+
+    private func nameOwnerChanged(_ message: DBusMessage) {
+        guard message.body.count >= 3, message.body[0].string == BlueZ.service else { return }
+        let newOwner = message.body[2].string ?? ""
+        if newOwner.isEmpty {
+            logger.warning("bluetoothd left the bus")
+            bluezOwner = nil
+            loadGeneration += 1
+            setState(.resetting, reason: "bluetoothd restarted or stopped")
+            mirror.removeAll()
+            adapterPath = nil
+            agentTree?.unexport()
+            agentTree = nil
+            agentCapability = nil
+        } else {
+            logger.info("bluetoothd is on the bus as \(newOwner)")
+            bluezOwner = newOwner
+            load {}
+        }
+    }
+
+    private func busLost(_ error: DBusError) {
+        bluezOwner = nil
+        setState(.unsupported, reason: "lost the system bus: \(error.message)")
+    }
+
+    // MARK: Signals
+
+    private func bluezSignal(_ message: DBusMessage) {
+        switch (message.interface, message.member) {
+        case (BlueZ.objectManagerInterface, "InterfacesAdded"):
+            guard let (path, interfaces) = mirror.interfacesAdded(message.body) else { return }
+            if interfaces.contains(BlueZ.adapterInterface), adapterPath == nil, bluezOwner != nil { chooseAdapter() }
+            if interfaces.contains(BlueZ.deviceInterface) { deviceSeen(path, changed: nil) }
+            if interfaces.contains(BlueZ.serviceInterface) || interfaces.contains(BlueZ.characteristicInterface) {
+                gattChanged(under: path)
+            }
+        case (BlueZ.objectManagerInterface, "InterfacesRemoved"):
+            guard let (path, interfaces) = mirror.interfacesRemoved(message.body) else { return }
+            if interfaces.contains(BlueZ.adapterInterface), path == adapterPath {
+                adapterPath = nil
+                setState(.unsupported, reason: "the Bluetooth adapter \(path.lastElement) was removed")
+                chooseAdapterIfAny()
+            }
+            if interfaces.contains(BlueZ.deviceInterface) { deviceRemoved(path) }
+            if interfaces.contains(BlueZ.serviceInterface) || interfaces.contains(BlueZ.characteristicInterface) {
+                gattChanged(under: path)
+            }
+        case (BlueZ.propertiesInterface, "PropertiesChanged"):
+            guard let path = message.path, let (interface, changed) = mirror.propertiesChanged(path: path, message.body) else { return }
+            switch interface {
+            case BlueZ.adapterInterface where path == adapterPath:
+                updateAdapterState()
+                if changed["Discovering"]?.bool == false, discoveryActive, scanRequested, state == .poweredOn {
+                    // Another client's StopDiscovery or a controller restart: ask again.
+                    discoveryActive = false
+                    startDiscovery()
+                }
+            case BlueZ.deviceInterface:
+                devicePropertiesChanged(path, changed)
+            case BlueZ.characteristicInterface:
+                if let value = changed["Value"]?.bytes { valueChanged(path, value) }
+            default:
+                break
+            }
+        case (BlueZ.deviceInterface, "Disconnected"):
+            // BlueZ ≥ 5.83 names the reason; Connected=false follows and reports the link.
+            if let path = message.path, let id = peripheralID(for: path), message.body.first?.string == "org.bluez.Reason.Timeout" {
+                pendingDisconnectReason[id] = .connectionTimeout
+            }
+        default:
+            break
+        }
+    }
+
+    private var pendingDisconnectReason: [PeripheralID: DriverError] = [:]
+
+    private func chooseAdapterIfAny() {
+        if !mirror.paths(with: BlueZ.adapterInterface).isEmpty, configuration.adapter == nil { chooseAdapter() }
+    }
+
+    // MARK: Scanning
+
+    func scan(services: [BluetoothUUID]?, allowDuplicates: Bool) {
+        scanRequested = true
+        scanServices = services
+        self.allowDuplicates = allowDuplicates
+        guard state == .poweredOn else { return }
+        startDiscovery()
+        // Devices BlueZ already knows and has heard recently: report them now, since BlueZ
+        // signals nothing for an unchanged advertisement.
+        for path in devicePaths() { deviceSeen(path, changed: nil) }
+    }
+
+    func stopScan() {
+        scanRequested = false
+        guard discoveryActive, let adapterPath else { return }
+        discoveryActive = false
+        call(adapterPath, BlueZ.adapterInterface, "StopDiscovery") { [self] result in
+            if case .failure(let error) = result, !error.message.contains("No discovery started") {
+                logger.debug("StopDiscovery: \(error)")
+            }
+        }
+    }
+
+    private func startDiscovery() {
+        guard let adapterPath else { return }
+        var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .boolean(allowDuplicates)]
+        if let scanServices, !scanServices.isEmpty { filter["UUIDs"] = .strings(scanServices.map(\.longString)) }
+        call(adapterPath, BlueZ.adapterInterface, "SetDiscoveryFilter", [.properties(filter)]) { [self] result in
+            if case .failure(let error) = result { logger.debug("SetDiscoveryFilter: \(error)") }
+            guard scanRequested, !discoveryActive, state == .poweredOn else { return }
+            discoveryActive = true
+            call(adapterPath, BlueZ.adapterInterface, "StartDiscovery") { [self] result in
+                guard case .failure(let error) = result else { return }
+                if error.name == "org.bluez.Error.InProgress" { return }
+                discoveryActive = false
+                logger.warning("StartDiscovery failed: \(error)")
+                if error.name == "org.bluez.Error.NotReady" { setState(.poweredOff, reason: "\(adapterPath.lastElement) is not ready") }
+            }
+        }
+    }
+
+    private func devicePaths() -> [DBusObjectPath] {
+        guard let adapterPath else { return [] }
+        return mirror.paths(with: BlueZ.deviceInterface, under: adapterPath)
+    }
+
+    private func deviceSeen(_ path: DBusObjectPath, changed: [String: DBusValue]?) {
+        guard scanRequested, state == .poweredOn, let adapterPath, path.parent == adapterPath,
+              let properties = mirror.properties(path, BlueZ.deviceInterface) else { return }
+        // Only fresh advertisements: BlueZ keeps cached devices (RSSI absent) in its tree.
+        guard let rssi = properties["RSSI"]?.integer else { return }
+        if let changed {
+            let advertising: Set<String> = ["RSSI", "Name", "Alias", "ManufacturerData", "ServiceData", "UUIDs", "TxPower"]
+            guard !advertising.isDisjoint(with: changed.keys) else { return }
+        }
+        guard let id = peripheralID(for: path) else { return }
+        let advertisement = BlueZMapping.advertisement(from: properties)
+        // BlueZ merges every client's discovery filter: filter again here.
+        if let scanServices, !scanServices.isEmpty {
+            guard !Set(scanServices).isDisjoint(with: advertisement.serviceUUIDs) else { return }
+        }
+        let address = properties["Address"]?.string ?? ""
+        let alias = properties["Alias"]?.string
+        let name = properties["Name"]?.string ?? alias.flatMap { $0.replacingOccurrences(of: "-", with: ":") == address ? nil : $0 }
+        emit(.discovered(DiscoveredPeripheral(id: id, name: name, advertisement: advertisement, rssi: Int(clamping: rssi))))
+    }
+
+    private func deviceRemoved(_ path: DBusObjectPath) {
+        guard let id = peripheralID(for: path), let link = links[id] else { return }
+        if link.reportedConnected {
+            linkDown(id, error: link.cancelRequested ? nil : .peripheralDisconnected)
+        }
+    }
+
+    // MARK: Identity
+
+    private var adapterIndex: UInt8 {
+        adapterPath.flatMap { BlueZMapping.adapterIndex($0.lastElement) } ?? 0
+    }
+
+    private func peripheralID(for path: DBusObjectPath) -> PeripheralID? {
+        guard let address = mirror.properties(path, BlueZ.deviceInterface)?["Address"]?.string
+                ?? Self.address(fromDevicePath: path) else { return nil }
+        return BlueZMapping.peripheralID(adapterIndex: adapterIndex, address: address)
+    }
+
+    private func devicePath(for id: PeripheralID) -> DBusObjectPath? {
+        if let link = links[id] { return link.path }
+        guard let (_, address) = BlueZMapping.address(of: id), let adapterPath else { return nil }
+        let path = adapterPath.appending("dev_" + address.replacingOccurrences(of: ":", with: "_"))
+        guard let path, mirror.properties(path, BlueZ.deviceInterface) != nil else { return nil }
+        return path
+    }
+
+    private static func address(fromDevicePath path: DBusObjectPath) -> String? {
+        let element = path.lastElement
+        guard element.hasPrefix("dev_") else { return nil }
+        return element.dropFirst(4).replacingOccurrences(of: "_", with: ":")
+    }
+
+    // MARK: Connections
+
+    func connect(_ id: PeripheralID) {
+        guard state == .poweredOn else {
+            emit(.failedToConnect(id, .bluetoothUnavailable(state)))
+            return
+        }
+        guard let path = devicePath(for: id) else {
+            emit(.failedToConnect(id, .connectionFailed("BlueZ does not know this device (it forgets unconnected devices 30 s after a scan); scan for it first")))
+            return
+        }
+        var link = links[id] ?? Link(path: path)
+        link.wanted = true
+        link.cancelRequested = false
+        links[id] = link
+        let properties = mirror.properties(path, BlueZ.deviceInterface) ?? [:]
+        if link.reportedConnected { return }
+        if properties["Connected"]?.bool == true, properties["ServicesResolved"]?.bool == true {
+            linkUp(id)
+        } else if !link.connectInFlight {
+            issueConnect(id)
+        }
+    }
+
+    private func issueConnect(_ id: PeripheralID) {
+        guard var link = links[id], link.wanted, !link.connectInFlight else { return }
+        link.connectInFlight = true
+        link.retryScheduled = false
+        links[id] = link
+        let generation = link.generation
+        logger.debug("Connect \(link.path)")
+        call(link.path, BlueZ.deviceInterface, "Connect", timeout: .seconds(60)) { [self] result in
+            guard var link = links[id], link.generation == generation else { return }
+            link.connectInFlight = false
+            links[id] = link
+            switch result {
+            case .success:
+                if mirror.properties(link.path, BlueZ.deviceInterface)?["ServicesResolved"]?.bool == true, link.wanted {
+                    linkUp(id)
+                }
+                // Otherwise `ServicesResolved` (or `Connected=false`) decides.
+            case .failure(let error):
+                guard link.wanted else { return }
+                if error.name == "org.bluez.Error.AlreadyConnected" {
+                    if mirror.properties(link.path, BlueZ.deviceInterface)?["ServicesResolved"]?.bool == true { linkUp(id) }
+                    return
+                }
+                if BlueZMapping.isRetryableConnectFailure(name: error.name, message: error.message) {
+                    logger.info("Connect \(link.path) ended (\(error.message)); trying again")
+                    scheduleConnectRetry(id)
+                    return
+                }
+                link.wanted = false
+                links[id] = link
+                emit(.failedToConnect(id, BlueZMapping.driverError(name: error.name, message: error.message)))
+            }
+        }
+    }
+
+    private func scheduleConnectRetry(_ id: PeripheralID) {
+        guard var link = links[id], link.wanted, !link.retryScheduled else { return }
+        link.retryScheduled = true
+        links[id] = link
+        let generation = link.generation
+        let delay = configuration.connectRetryDelay
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        connection.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+            guard var link = links[id], link.generation == generation, link.retryScheduled else { return }
+            link.retryScheduled = false
+            links[id] = link
+            guard link.wanted, !link.reportedConnected, state == .poweredOn else { return }
+            issueConnect(id)
+        }
+    }
+
+    func cancelConnection(_ id: PeripheralID) {
+        guard var link = links[id] else {
+            // Nothing of ours; CoreBluetooth reports a cancelled unknown request as a disconnection.
+            emit(.disconnected(id, error: nil, isReconnecting: false))
+            return
+        }
+        let wasPending = !link.reportedConnected
+        link.wanted = false
+        link.cancelRequested = true
+        link.retryScheduled = false
+        links[id] = link
+        let connected = mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool == true
+        if connected || link.connectInFlight {
+            // Disconnect also aborts a Connect in progress.
+            call(link.path, BlueZ.deviceInterface, "Disconnect") { [self] result in
+                if case .failure(let error) = result { logger.debug("Disconnect: \(error)") }
+                // bluezoo and some BlueZ paths do not signal Connected=false for a pending attempt.
+                guard let link = links[id], link.cancelRequested else { return }
+                if mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool != true {
+                    if link.reportedConnected { linkDown(id, error: nil) } else { finishCancelledAttempt(id) }
+                }
+            }
+        }
+        if wasPending && !link.connectInFlight && !connected {
+            finishCancelledAttempt(id)
+        }
+    }
+
+    private func finishCancelledAttempt(_ id: PeripheralID) {
+        guard var link = links.removeValue(forKey: id) else { return }
+        link.generation += 1
+        emit(.disconnected(id, error: nil, isReconnecting: false))
+    }
+
+    private func devicePropertiesChanged(_ path: DBusObjectPath, _ changed: [String: DBusValue]) {
+        deviceSeen(path, changed: changed)
+        guard let id = peripheralID(for: path), let link = links[id] else { return }
+        if changed["ServicesResolved"]?.bool == true, link.wanted, !link.reportedConnected,
+           mirror.properties(path, BlueZ.deviceInterface)?["Connected"]?.bool == true {
+            linkUp(id)
+        }
+        if changed["ServicesResolved"]?.bool == true, link.reportedConnected {
+            rebuildGATT(id)
+            answerServiceDiscovery(id)
+        }
+        if changed["Connected"]?.bool == false {
+            if link.reportedConnected {
+                let error = link.cancelRequested ? nil : (pendingDisconnectReason.removeValue(forKey: id) ?? .peripheralDisconnected)
+                linkDown(id, error: error)
+            } else if link.cancelRequested {
+                finishCancelledAttempt(id)
+            } else if link.wanted, !link.connectInFlight {
+                // An attempt that BlueZ aborted (le-connection-abort-by-local): retry once the
+                // link is really down.
+                scheduleConnectRetry(id)
+            }
+        }
+    }
+
+    private func linkUp(_ id: PeripheralID) {
+        guard var link = links[id], !link.reportedConnected else { return }
+        link.reportedConnected = true
+        link.connectInFlight = false
+        links[id] = link
+        rebuildGATT(id)
+        logger.info("connected \(link.path)")
+        emit(.connected(id))
+        answerServiceDiscovery(id)
+    }
+
+    private func linkDown(_ id: PeripheralID, error: DriverError?) {
+        guard var link = links[id] else { return }
+        let notifying = link.notifying
+        let paths = link.characteristics
+        link.reportedConnected = false
+        link.connectInFlight = false
+        link.wanted = false
+        link.generation += 1
+        let pendingDiscoveries = link.pendingServiceDiscovery
+        link.pendingServiceDiscovery = []
+        link.operations = [:]
+        link.busy = []
+        link.heldValues = [:]
+        link.notifying = []
+        link.commandWritesInFlight = 0
+        link.wantsReadyToWrite = false
+        if link.cancelRequested {
+            links[id] = nil
+        } else {
+            links[id] = link
+        }
+        // Notify sessions outlive a disconnect in BlueZ and come back on reconnect; Tether
+        // subscribes again on every start, so end them now.
+        for characteristic in notifying.sorted(by: { $0.description < $1.description }) {
+            guard let objectPath = paths[characteristic] else { continue }
+            call(objectPath, BlueZ.characteristicInterface, "StopNotify") { _ in }
+        }
+        for _ in pendingDiscoveries { emit(.servicesDiscovered(id, [], .peripheralDisconnected)) }
+        logger.info("disconnected \(link.path)\(error.map { ": \($0)" } ?? "")")
+        emit(.disconnected(id, error: error, isReconnecting: false))
+    }
+
+    // MARK: Discovery
+
+    private func rebuildGATT(_ id: PeripheralID) {
+        guard var link = links[id] else { return }
+        var characteristics: [CharacteristicPath: DBusObjectPath] = [:]
+        var reverse: [DBusObjectPath: CharacteristicPath] = [:]
+        for servicePath in mirror.paths(with: BlueZ.serviceInterface, under: link.path) {
+            guard let serviceUUID = mirror.properties(servicePath, BlueZ.serviceInterface)?["UUID"]?.string
+                .flatMap(BluetoothUUID.init(string:)) else { continue }
+            for charPath in mirror.paths(with: BlueZ.characteristicInterface, under: servicePath) {
+                guard let properties = mirror.properties(charPath, BlueZ.characteristicInterface),
+                      let uuid = properties["UUID"]?.string.flatMap(BluetoothUUID.init(string:)) else { continue }
+                let key = CharacteristicPath(service: serviceUUID, characteristic: uuid)
+                // Duplicates map to the lowest handle, as `CharacteristicPath` can name only one.
+                if characteristics[key] == nil { characteristics[key] = charPath }
+                reverse[charPath] = key
+            }
+        }
+        link.characteristics = characteristics
+        link.byObjectPath = reverse
+        links[id] = link
+    }
+
+    private func gattChanged(under path: DBusObjectPath) {
+        for (id, link) in links where link.reportedConnected && path.isDescendant(of: link.path) {
+            rebuildGATT(id)
+        }
+    }
+
+    func discoverServices(_ services: [BluetoothUUID]?, on id: PeripheralID) {
+        guard var link = links[id], link.reportedConnected else {
+            emit(.servicesDiscovered(id, [], .peripheralDisconnected))
+            return
+        }
+        link.pendingServiceDiscovery.append(services)
+        links[id] = link
+        if mirror.properties(link.path, BlueZ.deviceInterface)?["ServicesResolved"]?.bool == true {
+            answerServiceDiscovery(id)
+        }
+    }
+
+    private func answerServiceDiscovery(_ id: PeripheralID) {
+        guard var link = links[id], link.reportedConnected, !link.pendingServiceDiscovery.isEmpty else { return }
+        let requests = link.pendingServiceDiscovery
+        link.pendingServiceDiscovery = []
+        links[id] = link
+        var all: [GATTService] = []
+        for servicePath in mirror.paths(with: BlueZ.serviceInterface, under: link.path) {
+            guard let properties = mirror.properties(servicePath, BlueZ.serviceInterface),
+                  let uuid = properties["UUID"]?.string.flatMap(BluetoothUUID.init(string:)) else { continue }
+            if !all.contains(where: { $0.uuid == uuid }) {
+                all.append(GATTService(uuid: uuid, isPrimary: properties["Primary"]?.bool ?? true))
+            }
+        }
+        for wanted in requests {
+            let found = all.filter { wanted == nil || wanted!.contains($0.uuid) }
+            emit(.servicesDiscovered(id, found, nil))
+        }
+    }
+
+    func discoverCharacteristics(_ wanted: [BluetoothUUID]?, for service: BluetoothUUID, on id: PeripheralID) {
+        guard let link = links[id], link.reportedConnected else {
+            emit(.characteristicsDiscovered(id, service: service, [], .peripheralDisconnected))
+            return
+        }
+        var found: [GATTCharacteristic] = []
+        for (path, objectPath) in link.characteristics.sorted(by: { $0.value < $1.value }) where path.service == service {
+            guard wanted == nil || wanted!.contains(path.characteristic),
+                  let properties = mirror.properties(objectPath, BlueZ.characteristicInterface) else { continue }
+            let descriptors = mirror.paths(with: BlueZ.descriptorInterface, under: objectPath).compactMap { descriptor in
+                mirror.properties(descriptor, BlueZ.descriptorInterface)?["UUID"]?.string
+                    .flatMap(BluetoothUUID.init(string:)).map(GATTDescriptor.init(uuid:))
+            }
+            found.append(GATTCharacteristic(path: path, properties: BlueZMapping.properties(flags: properties["Flags"]?.stringArray ?? []),
+                                            descriptors: descriptors))
+        }
+        guard mirror.paths(with: BlueZ.serviceInterface, under: link.path).contains(where: {
+            mirror.properties($0, BlueZ.serviceInterface)?["UUID"]?.string.flatMap(BluetoothUUID.init(string:)) == service
+        }) else {
+            emit(.characteristicsDiscovered(id, service: service, [], .invalidHandle))
+            return
+        }
+        emit(.characteristicsDiscovered(id, service: service, found, nil))
+    }
+
+    // MARK: GATT operations (one at a time per characteristic: BlueZ answers InProgress otherwise)
+
+    func enqueue(_ operation: Operation, on characteristic: CharacteristicPath, of id: PeripheralID) {
+        guard var link = links[id], link.reportedConnected else {
+            fail(operation, on: characteristic, of: id, with: .peripheralDisconnected)
+            return
+        }
+        guard link.characteristics[characteristic] != nil else {
+            fail(operation, on: characteristic, of: id, with: .invalidHandle)
+            return
+        }
+        guard link.operations[characteristic, default: []].count < Self.maximumQueuedOperations else {
+            fail(operation, on: characteristic, of: id, with: .other("more than \(Self.maximumQueuedOperations) operations queued on \(characteristic)"))
+            return
+        }
+        if case .write(_, .withoutResponse) = operation { link.commandWritesInFlight += 1 }
+        link.operations[characteristic, default: []].append(operation)
+        links[id] = link
+        runNext(on: characteristic, of: id)
+    }
+
+    private func fail(_ operation: Operation, on characteristic: CharacteristicPath, of id: PeripheralID, with error: DriverError) {
+        switch operation {
+        case .read: emit(.valueUpdated(id, characteristic, Data(), error))
+        case .write(_, .withResponse): emit(.writeCompleted(id, characteristic, error))
+        case .write(_, .withoutResponse): logger.warning("write without response to \(characteristic) dropped: \(error)")
+        case .notify(let enabled): emit(.notificationStateUpdated(id, characteristic, isNotifying: !enabled, error))
+        }
+    }
+
+    private func runNext(on characteristic: CharacteristicPath, of id: PeripheralID) {
+        guard var link = links[id], !link.busy.contains(characteristic),
+              var queue = link.operations[characteristic], !queue.isEmpty,
+              let objectPath = link.characteristics[characteristic] else { return }
+        let operation = queue.removeFirst()
+        link.operations[characteristic] = queue
+        link.busy.insert(characteristic)
+        if case .read = operation { link.heldValues[characteristic] = [] }
+        links[id] = link
+        let generation = link.generation
+        let finish: @Sendable () -> Void = { [self] in
+            guard var link = links[id], link.generation == generation else { return }
+            link.busy.remove(characteristic)
+            links[id] = link
+            runNext(on: characteristic, of: id)
+        }
+        switch operation {
+        case .read:
+            call(objectPath, BlueZ.characteristicInterface, "ReadValue", [.properties([:])]) { [self] result in
+                guard var link = links[id], link.generation == generation else { return }
+                let held = link.heldValues.removeValue(forKey: characteristic) ?? []
+                links[id] = link
+                switch result {
+                case .success(let reply):
+                    let value = reply.body.first?.bytes ?? Data()
+                    // BlueZ emits the read's value as a `Value` change before replying: drop
+                    // that echo, keep real notifications that came in between.
+                    var notifications = held
+                    if let echo = notifications.lastIndex(of: value) { notifications.remove(at: echo) }
+                    if link.notifying.contains(characteristic) {
+                        for notification in notifications { emit(.valueUpdated(id, characteristic, notification, nil)) }
+                    }
+                    emit(.valueUpdated(id, characteristic, value, nil))
+                case .failure(let error):
+                    if link.notifying.contains(characteristic) {
+                        for notification in held { emit(.valueUpdated(id, characteristic, notification, nil)) }
+                    }
+                    emit(.valueUpdated(id, characteristic, Data(), BlueZMapping.driverError(name: error.name, message: error.message)))
+                }
+                finish()
+            }
+        case .write(let data, let type):
+            let options: [String: DBusValue] = ["type": .string(type == .withResponse ? "request" : "command")]
+            call(objectPath, BlueZ.characteristicInterface, "WriteValue", [.bytes(data), .properties(options)]) { [self] result in
+                guard var link = links[id], link.generation == generation else { return }
+                switch type {
+                case .withResponse:
+                    if case .failure(let error) = result {
+                        emit(.writeCompleted(id, characteristic, BlueZMapping.driverError(name: error.name, message: error.message)))
+                    } else {
+                        emit(.writeCompleted(id, characteristic, nil))
+                    }
+                case .withoutResponse:
+                    link.commandWritesInFlight -= 1
+                    if case .failure(let error) = result {
+                        logger.warning("write without response to \(characteristic) failed: \(error)")
+                    }
+                    if link.commandWritesInFlight == 0, link.wantsReadyToWrite {
+                        link.wantsReadyToWrite = false
+                        links[id] = link
+                        emit(.readyToWriteWithoutResponse(id))
+                    } else {
+                        links[id] = link
+                    }
+                }
+                finish()
+            }
+        case .notify(let enabled):
+            call(objectPath, BlueZ.characteristicInterface, enabled ? "StartNotify" : "StopNotify") { [self] result in
+                guard var link = links[id], link.generation == generation else { return }
+                switch result {
+                case .success:
+                    if enabled { link.notifying.insert(characteristic) } else { link.notifying.remove(characteristic) }
+                    links[id] = link
+                    emit(.notificationStateUpdated(id, characteristic, isNotifying: enabled, nil))
+                case .failure(let error) where !enabled && error.message.contains("No notify session"):
+                    link.notifying.remove(characteristic)
+                    links[id] = link
+                    emit(.notificationStateUpdated(id, characteristic, isNotifying: false, nil))
+                case .failure(let error):
+                    emit(.notificationStateUpdated(id, characteristic, isNotifying: link.notifying.contains(characteristic),
+                                                   BlueZMapping.driverError(name: error.name, message: error.message)))
+                }
+                finish()
+            }
+        }
+    }
+
+    private func valueChanged(_ objectPath: DBusObjectPath, _ value: Data) {
+        guard let deviceID = links.first(where: { $0.value.byObjectPath[objectPath] != nil })?.key,
+              var link = links[deviceID], let characteristic = link.byObjectPath[objectPath],
+              link.reportedConnected else { return }
+        if link.heldValues[characteristic] != nil {
+            link.heldValues[characteristic]?.append(value)
+            links[deviceID] = link
+            return
+        }
+        // Values of characteristics we don't subscribe to are other clients' business.
+        guard link.notifying.contains(characteristic) else { return }
+        emit(.valueUpdated(deviceID, characteristic, value, nil))
+    }
+
+    // MARK: Link queries
+
+    func readRSSI(on id: PeripheralID) {
+        guard let link = links[id], link.reportedConnected else {
+            emit(.rssiRead(id, 0, .peripheralDisconnected))
+            return
+        }
+        // BlueZ has no RSSI read for a connected LE link; the last advertisement's is all there is.
+        if let rssi = mirror.properties(link.path, BlueZ.deviceInterface)?["RSSI"]?.integer {
+            emit(.rssiRead(id, Int(clamping: rssi), nil))
+        } else {
+            emit(.rssiRead(id, 0, .other("RSSI unavailable on BlueZ for a connected device")))
+        }
+    }
+
+    func maximumWriteValueLength(for type: WriteType, on id: PeripheralID) -> Int {
+        switch type {
+        case .withResponse:
+            return 512 // BlueZ turns longer values into prepared (long) writes
+        case .withoutResponse:
+            guard let link = links[id] else { return 20 }
+            let mtu = link.characteristics.values.compactMap {
+                mirror.properties($0, BlueZ.characteristicInterface)?["MTU"]?.integer
+            }.max()
+            // `MTU` exists from BlueZ 5.62; before that only the default ATT MTU is certain.
+            return max(20, Int(mtu ?? 23) - 3)
+        }
+    }
+
+    func canSendWriteWithoutResponse(on id: PeripheralID) -> Bool {
+        guard var link = links[id], link.reportedConnected else { return false }
+        if link.commandWritesInFlight == 0 { return true }
+        link.wantsReadyToWrite = true
+        links[id] = link
+        return false
+    }
+
+    // MARK: Synchronisation
+
+    func synchronize() async {
+        let owner = await onQueue { [self] in bluezOwner }
+        _ = try? await connection.call(.methodCall(destination: owner ?? "org.freedesktop.DBus", path: .root,
+                                                   interface: "org.freedesktop.DBus.Peer", member: "Ping"), timeout: .seconds(5))
+    }
+
+    // MARK: Shutdown
+
+    func shutdown() async {
+        let connection = self.connection
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            perform { central in
+                central.scanRequested = false
+                let remaining = LockedBox(0)
+                let finishOne: @Sendable () -> Void = {
+                    let left = remaining.decrement()
+                    if left == 0 { continuation.resume() }
+                }
+                var calls: [(DBusObjectPath, String, String, [DBusValue])] = []
+                if central.discoveryActive, let adapter = central.adapterPath {
+                    calls.append((adapter, BlueZ.adapterInterface, "StopDiscovery", []))
+                }
+                for (_, link) in central.links where link.reportedConnected || link.connectInFlight {
+                    calls.append((link.path, BlueZ.deviceInterface, "Disconnect", []))
+                }
+                if central.agentTree != nil {
+                    calls.append(("/org/bluez", BlueZ.agentManagerInterface, "UnregisterAgent", [.objectPath(Self.agentPath)]))
+                }
+                central.discoveryActive = false
+                central.links.removeAll()
+                remaining.value = calls.count
+                if calls.isEmpty { continuation.resume() }
+                for (path, interface, member, body) in calls {
+                    central.call(path, interface, member, body, timeout: .seconds(5)) { _ in finishOne() }
+                }
+            }
+        }
+        connection.close()
+    }
+}
+#endif

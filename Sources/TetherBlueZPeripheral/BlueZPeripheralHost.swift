@@ -1,0 +1,747 @@
+#if os(Linux)
+import Foundation
+import Logging
+import TetherBlueZ
+import TetherCore
+import TetherDBus
+import TetherSimulator
+
+/// Where and how a ``BlueZPeripheralHost`` publishes its peripheral.
+public struct BlueZPeripheralHostConfiguration: Sendable {
+    /// The adapter that becomes the peripheral (`hci1`); nil picks the first powered one.
+    public var adapter: String?
+    /// The bus; nil is the system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket).
+    public var busAddress: String?
+    /// The environment to read `DBUS_SYSTEM_BUS_ADDRESS` from.
+    public var environment: [String: String]
+    /// Re-register the advertisement this often (BlueZ 5.66's virtual controller, `btvirt`,
+    /// sends an advertisement once only; scanners that start later miss it). nil: never.
+    public var readvertiseInterval: Duration?
+    /// Bound on each call to bluetoothd.
+    public var callTimeout: Duration
+
+    /// Creates a configuration.
+    public init(
+        adapter: String? = nil, busAddress: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        readvertiseInterval: Duration? = nil, callTimeout: Duration = .seconds(10)
+    ) {
+        self.adapter = adapter
+        self.busAddress = busAddress
+        self.environment = environment
+        self.readvertiseInterval = readvertiseInterval
+        self.callTimeout = callTimeout
+    }
+}
+
+/// What a hosted peripheral's centrals do, for logs and the CLI.
+public enum BlueZPeripheralActivity: Sendable, Hashable, CustomStringConvertible {
+    /// The GATT application and the advertisement are registered.
+    case published(adapter: String, address: String, name: String?)
+    /// A central connected.
+    case centralConnected(String)
+    /// A central disconnected.
+    case centralDisconnected(String)
+    /// A central subscribed to (or unsubscribed from) a characteristic.
+    case subscription(CharacteristicPath, enabled: Bool)
+    /// A central wrote bytes.
+    case write(CharacteristicPath, Data, WriteType)
+    /// A central read a characteristic.
+    case read(CharacteristicPath)
+    /// The emulator sent a notification.
+    case notification(CharacteristicPath, Data)
+
+    public var description: String {
+        switch self {
+        case .published(let adapter, let address, let name):
+            "advertising\(name.map { " \"\($0)\"" } ?? "") on \(adapter) (\(address))"
+        case .centralConnected(let address): "central \(address) connected"
+        case .centralDisconnected(let address): "central \(address) disconnected"
+        case .subscription(let path, let enabled): "\(enabled ? "subscribed to" : "unsubscribed from") \(path.characteristic)"
+        case .write(let path, let data, let type):
+            "\(type == .withResponse ? "write" : "write command") \(data.count) byte(s) to \(path.characteristic): \(Self.hex(data))"
+        case .read(let path): "read \(path.characteristic)"
+        case .notification(let path, let data): "notify \(data.count) byte(s) on \(path.characteristic)"
+        }
+    }
+
+    private static func hex(_ data: Data) -> String {
+        let shown = data.prefix(32).map { String(format: "%02x", $0) }.joined(separator: " ")
+        return data.count > 32 ? shown + " …" : shown
+    }
+}
+
+/// A failure to publish a peripheral, with what to do about it.
+public struct BlueZPeripheralHostError: Error, Sendable, CustomStringConvertible {
+    /// One line for the user.
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Serves one virtual peripheral — any device emulator or the echo peripheral — over the air
+/// through bluetoothd: a GATT application (`GattManager1.RegisterApplication`) and an LE
+/// advertisement (`LEAdvertisingManager1.RegisterAdvertisement`) on one adapter.
+///
+/// The emulator is not modified: the host is a central on the emulator's own virtual radio
+/// (through ``SimulatedDriver``), so bluetoothd's `ReadValue`/`WriteValue`/`StartNotify` calls
+/// reach the same behaviour API the simulator uses, and the emulator's notifications become
+/// `PropertiesChanged(Value)` signals that BlueZ sends to subscribed centrals. The radio must
+/// be the host's alone (its event stream has one consumer) and run on a real clock.
+public final class BlueZPeripheralHost: @unchecked Sendable {
+    /// What centrals do, as it happens (the newest 1,000 are kept if nobody reads).
+    public let activity: AsyncStream<BlueZPeripheralActivity>
+    private let activityContinuation: AsyncStream<BlueZPeripheralActivity>.Continuation
+    private let radio: VirtualRadio
+    private let peripheralID: PeripheralID
+    private let configuration: BlueZPeripheralHostConfiguration
+    private let logger: Logger
+    private let appRoot: DBusObjectPath
+    private let advertisementPath: DBusObjectPath
+
+    // Confined to the D-Bus connection's queue once started.
+    private var connection: DBusConnection?
+    private var tree: DBusObjectTree?
+    private var adapterPath: DBusObjectPath?
+    private var characteristicPaths: [CharacteristicPath: DBusObjectPath] = [:]
+    private var byObjectPath: [DBusObjectPath: CharacteristicPath] = [:]
+    private var pendingReads: [CharacteristicPath: [(DBusIncomingCall, Int)]] = [:]
+    private var pendingWrites: [CharacteristicPath: [DBusIncomingCall]] = [:]
+    private var pendingSubscriptions: [CharacteristicPath: [(DBusIncomingCall?, Bool)]] = [:]
+    private var lastRead: [CharacteristicPath: Data] = [:]
+    private var subscribed: Set<CharacteristicPath> = []
+    private var centrals: Set<DBusObjectPath> = []
+    private var virtualLinkUp = false
+    private var readvertiseTimer: DispatchSourceTimer?
+    private var stopped = false
+    private var bluezOwner: String?
+
+    // The ordered pipe of commands to the virtual radio.
+    private enum Command: Sendable {
+        case connect
+        case disconnect
+        case read(CharacteristicPath)
+        case write(CharacteristicPath, Data, WriteType)
+        case subscribe(CharacteristicPath, Bool)
+    }
+    private let commands: AsyncStream<Command>.Continuation
+    private let commandStream: AsyncStream<Command>
+    private var tasks: [Task<Void, Never>] = []
+    private let linkState = LinkWaiter()
+
+    private static let counter = LockedCounter()
+
+    /// Creates a host for the peripheral `id` of `radio`.
+    public init(radio: VirtualRadio, peripheral id: PeripheralID, configuration: BlueZPeripheralHostConfiguration = BlueZPeripheralHostConfiguration(),
+                logger: Logger = Logger(label: "tether.bluez.peripheral")) {
+        self.radio = radio
+        self.peripheralID = id
+        self.configuration = configuration
+        self.logger = logger
+        let n = Self.counter.next()
+        appRoot = DBusObjectPath("/org/tether/peripheral\(n)")!
+        advertisementPath = DBusObjectPath("/org/tether/advertisement\(n)")!
+        (activity, activityContinuation) = AsyncStream.makeStream(of: BlueZPeripheralActivity.self, bufferingPolicy: .bufferingNewest(1000))
+        (commandStream, commands) = AsyncStream.makeStream(of: Command.self)
+    }
+
+    /// Connects to bluetoothd, powers the adapter, registers the GATT application and the
+    /// advertisement. Throws a ``BlueZPeripheralHostError`` that says what is missing.
+    public func start() async throws {
+        let address: DBusAddress
+        do throws(DBusError) {
+            if let text = configuration.busAddress { address = try DBusAddress(parsing: text) } else {
+                address = try DBusAddress.systemBus(environment: configuration.environment)
+            }
+        } catch {
+            throw BlueZPeripheralHostError("bad D-Bus address: \(error.message)")
+        }
+        let connection: DBusConnection
+        do throws(DBusError) {
+            connection = try await DBusConnection.connect(to: address, label: "tether.bluez.peripheral", logger: logger)
+        } catch {
+            throw BlueZPeripheralHostError("no D-Bus system bus at \(address): \(error.message)")
+        }
+        self.connection = connection
+        let owner: String
+        do {
+            let reply = try await connection.call(.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                              interface: "org.freedesktop.DBus", member: "GetNameOwner",
+                                                              body: [.string(BlueZ.service)]))
+            owner = reply.body.first?.string ?? ""
+        } catch {
+            connection.close()
+            throw BlueZPeripheralHostError("bluetoothd is not running (no owner of org.bluez on \(address))")
+        }
+        let objects: DBusMessage
+        do {
+            objects = try await connection.call(.methodCall(destination: BlueZ.service, path: .root,
+                                                            interface: BlueZ.objectManagerInterface, member: "GetManagedObjects"))
+        } catch {
+            connection.close()
+            throw BlueZPeripheralHostError("bluetoothd did not answer: \(error.message)")
+        }
+        var mirror: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
+        for entry in objects.body.first?.dictionaryEntries ?? [] {
+            guard let path = entry.key.objectPath else { continue }
+            var interfaces: [String: [String: DBusValue]] = [:]
+            for interface in entry.value.dictionaryEntries ?? [] {
+                if let name = interface.key.string { interfaces[name] = interface.value.stringKeyedDictionary ?? [:] }
+            }
+            mirror[path] = interfaces
+        }
+        let adapters = mirror.filter { $0.value[BlueZ.gattManagerInterface] != nil && $0.value[BlueZ.adapterInterface] != nil }.keys.sorted()
+        let adapter: DBusObjectPath
+        if let wanted = configuration.adapter {
+            guard let found = adapters.first(where: { $0.lastElement == wanted }) else {
+                connection.close()
+                throw BlueZPeripheralHostError(adapters.isEmpty ? "no Bluetooth adapter"
+                    : "no adapter \(wanted) (have \(adapters.map(\.lastElement).joined(separator: ", ")))")
+            }
+            adapter = found
+        } else {
+            guard let found = adapters.first(where: { mirror[$0]?[BlueZ.adapterInterface]?["Powered"]?.bool == true }) ?? adapters.first else {
+                connection.close()
+                throw BlueZPeripheralHostError("no Bluetooth adapter")
+            }
+            adapter = found
+        }
+        let adapterProperties = mirror[adapter]?[BlueZ.adapterInterface] ?? [:]
+        if adapterProperties["Powered"]?.bool != true {
+            do {
+                _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.propertiesInterface,
+                                                          member: "Set", body: [.string(BlueZ.adapterInterface), .string("Powered"), .variant(.boolean(true))]))
+            } catch {
+                connection.close()
+                throw BlueZPeripheralHostError("cannot power on \(adapter.lastElement): \(error.message)")
+            }
+        }
+
+        guard let peripheral = await preparePeripheralOnActor() else {
+            connection.close()
+            throw BlueZPeripheralHostError("the radio has no peripheral \(peripheralID)")
+        }
+
+        let tree = DBusObjectTree(connection: connection, root: appRoot)
+        await onQueue { [self] in
+            bluezOwner = owner
+            adapterPath = adapter
+            self.tree = tree
+            buildObjects(tree: tree, services: peripheral.services, advertisement: peripheral.advertisement, name: peripheral.name)
+        }
+        tree.export()
+        // The advertisement lives outside the application's tree: BlueZ reads it separately.
+        let advertisementTree = DBusObjectTree(connection: connection, root: advertisementPath)
+        advertisementTree.add(advertisementPath, interfaces: [advertisementInterface(peripheral.advertisement, name: peripheral.name)])
+        advertisementTree.export()
+
+        let deviceRule = DBusMatchRule(sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", pathNamespace: adapter)
+        let addedRule = DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface, member: "InterfacesAdded")
+        let removedRule = DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface, member: "InterfacesRemoved")
+        for rule in [deviceRule, addedRule, removedRule] {
+            connection.onSignal(rule) { [self] message in
+                guard message.sender == bluezOwner else { return }
+                deviceSignal(message)
+            }
+            try? await connection.addMatch(rule)
+        }
+        startPipes()
+
+        do {
+            _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
+                                                      member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])]),
+                                          timeout: configuration.callTimeout)
+        } catch {
+            await stop()
+            throw BlueZPeripheralHostError("bluetoothd refused the GATT application on \(adapter.lastElement): \(error.message)")
+        }
+        do {
+            _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManagerInterface,
+                                                      member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])]),
+                                          timeout: configuration.callTimeout)
+        } catch {
+            await stop()
+            throw BlueZPeripheralHostError("bluetoothd refused the advertisement on \(adapter.lastElement): \(error.message)")
+        }
+        if let interval = configuration.readvertiseInterval { await onQueue { [self] in startReadvertising(every: interval) } }
+        activityContinuation.yield(.published(adapter: adapter.lastElement, address: adapterProperties["Address"]?.string ?? "?",
+                                              name: peripheral.advertisement.localName ?? peripheral.name))
+        logger.info("published \(peripheral.name ?? "peripheral") on \(adapter.lastElement)")
+    }
+
+    /// Unregisters the advertisement and the application, ends the virtual link and closes
+    /// the bus connection. Idempotent.
+    public func stop() async {
+        guard let connection else { return }
+        let first = await onQueue { [self] () -> Bool in
+            defer { stopped = true }
+            readvertiseTimer?.cancel()
+            readvertiseTimer = nil
+            return !stopped
+        }
+        guard first else { return }
+        if let adapter = await onQueue({ [self] in adapterPath }) {
+            _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManagerInterface,
+                                                       member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)]), timeout: .seconds(5))
+            _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
+                                                       member: "UnregisterApplication", body: [.objectPath(appRoot)]), timeout: .seconds(5))
+        }
+        commands.yield(.disconnect)
+        commands.finish()
+        for task in tasks { await task.value }
+        connection.close()
+        activityContinuation.finish()
+    }
+
+    // MARK: Building the objects
+
+    /// What the host publishes of a virtual peripheral.
+    private struct Published: Sendable {
+        let name: String?
+        let advertisement: AdvertisementData
+        let services: [ServiceDefinition]
+    }
+
+    @SimulationActor
+    private func preparePeripheralOnActor() -> Published? {
+        guard let peripheral = radio.virtualPeripheral(peripheralID) else { return nil }
+        // The real link paces traffic; the virtual one only has to keep order. Keep the
+        // emulator's MTU (its behaviour depends on it).
+        var parameters = peripheral.linkParameters
+        parameters.connectionInterval = .milliseconds(1)
+        parameters.packetsPerConnectionEvent = 64
+        parameters.writeWithoutResponseBuffer = 4096
+        parameters.notificationQueueCapacity = 4096
+        parameters.connectionSetupTime = .milliseconds(1)
+        parameters.supervisionTimeout = .seconds(3600)
+        peripheral.linkParameters = parameters
+        peripheral.advertisingInterval = .milliseconds(5)
+        return Published(name: peripheral.name, advertisement: peripheral.advertisement, services: peripheral.services)
+    }
+
+    private func buildObjects(tree: DBusObjectTree, services: [ServiceDefinition], advertisement: AdvertisementData, name: String?) {
+        for (serviceIndex, service) in services.enumerated() {
+            let servicePath = appRoot.appending("service\(serviceIndex)")!
+            tree.add(servicePath, interfaces: [DBusInterface(name: BlueZ.serviceInterface, properties: [
+                "UUID": .string(service.uuid.longString),
+                "Primary": .boolean(true),
+            ])])
+            for (index, characteristic) in service.characteristics.enumerated() {
+                let path = CharacteristicPath(service: service.uuid, characteristic: characteristic.uuid)
+                let objectPath = servicePath.appending("char\(index)")!
+                characteristicPaths[path] = objectPath
+                byObjectPath[objectPath] = path
+                var properties: [String: DBusValue] = [
+                    "UUID": .string(characteristic.uuid.longString),
+                    "Service": .objectPath(servicePath),
+                    "Flags": .strings(BlueZMapping.flags(for: characteristic.properties)),
+                ]
+                if !characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
+                    properties["Notifying"] = .boolean(false)
+                }
+                if characteristic.properties.contains(.read) || !characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
+                    properties["Value"] = .bytes(characteristic.value)
+                }
+                tree.add(objectPath, interfaces: [DBusInterface(name: BlueZ.characteristicInterface, properties: properties, methods: [
+                    "ReadValue": { [self] call in readValue(call, path) },
+                    "WriteValue": { [self] call in writeValue(call, path) },
+                    "StartNotify": { [self] call in subscribe(call, path, enabled: true) },
+                    "StopNotify": { [self] call in subscribe(call, path, enabled: false) },
+                    "Confirm": { call in call.reply() },
+                ])])
+            }
+        }
+    }
+
+    private func advertisementInterface(_ advertisement: AdvertisementData, name: String?) -> DBusInterface {
+        // Discoverable: scanners without a service filter skip LE advertisers without the
+        // "general discoverable" flag (BlueZ's own `device_is_discoverable`).
+        var properties: [String: DBusValue] = ["Type": .string("peripheral"), "Discoverable": .boolean(true)]
+        if let localName = advertisement.localName ?? name { properties["LocalName"] = .string(localName) }
+        if !advertisement.serviceUUIDs.isEmpty { properties["ServiceUUIDs"] = .strings(advertisement.serviceUUIDs.map(\.longString)) }
+        if let manufacturer = advertisement.manufacturerData, manufacturer.count >= 2, let company = advertisement.companyIdentifier {
+            properties["ManufacturerData"] = .dictionary(key: .uint16, value: .variant, [
+                DBusDictionaryEntry(.uint16(company), .variant(.bytes(Data(manufacturer.dropFirst(2))))),
+            ])
+        }
+        if !advertisement.serviceData.isEmpty {
+            properties["ServiceData"] = .dictionary(key: .string, value: .variant, advertisement.serviceData.sorted { $0.key < $1.key }.map {
+                DBusDictionaryEntry(.string($0.key.longString), .variant(.bytes($0.value)))
+            })
+        }
+        if advertisement.txPowerLevel != nil { properties["Includes"] = .strings(["tx-power"]) }
+        return DBusInterface(name: BlueZ.advertisementInterface, properties: properties, methods: [
+            "Release": { [logger] call in
+                logger.notice("bluetoothd released the advertisement")
+                call.reply()
+            },
+        ])
+    }
+
+    private func startReadvertising(every interval: Duration) {
+        guard let connection, let adapterPath else { return }
+        let timer = DispatchSource.makeTimerSource(queue: connection.queue)
+        let nanoseconds = Int(interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        let advertisementPath = self.advertisementPath
+        timer.setEventHandler { [weak connection] in
+            guard let connection else { return }
+            // Asynchronous on purpose: bluetoothd calls back into the advertisement while it
+            // registers, and this queue must stay free to answer.
+            connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                        member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)])) { _ in
+                connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { _ in }
+            }
+        }
+        timer.resume()
+        readvertiseTimer = timer
+    }
+
+    // MARK: Calls from bluetoothd
+
+    private func readValue(_ call: DBusIncomingCall, _ path: CharacteristicPath) {
+        let options = call.message.body.first?.stringKeyedDictionary ?? [:]
+        noteCentral(options)
+        let offset = Int(options["offset"]?.integer ?? 0)
+        if offset > 0, let last = lastRead[path] {
+            // BlueZ reads long values in pieces; answer them from one emulator read.
+            guard offset <= last.count else { return call.fail("org.bluez.Error.InvalidOffset", "offset \(offset) beyond \(last.count) bytes") }
+            return call.reply([.bytes(Data(last.dropFirst(offset)))])
+        }
+        pendingReads[path, default: []].append((call, offset))
+        activityContinuation.yield(.read(path))
+        send(.read(path))
+    }
+
+    private func writeValue(_ call: DBusIncomingCall, _ path: CharacteristicPath) {
+        guard let value = call.message.body.first?.bytes else { return call.fail("org.bluez.Error.InvalidArguments", "WriteValue needs ay") }
+        let options = call.message.body.count > 1 ? call.message.body[1].stringKeyedDictionary ?? [:] : [:]
+        noteCentral(options)
+        let type: WriteType = options["type"]?.string == "command" ? .withoutResponse : .withResponse
+        if let offset = options["offset"]?.integer, offset > 0 {
+            logger.debug("write at offset \(offset) to \(path) delivered as a fragment")
+        }
+        activityContinuation.yield(.write(path, value, type))
+        if type == .withoutResponse {
+            call.reply()
+        } else {
+            pendingWrites[path, default: []].append(call)
+        }
+        send(.write(path, value, type))
+    }
+
+    private func subscribe(_ call: DBusIncomingCall, _ path: CharacteristicPath, enabled: Bool) {
+        if subscribed.contains(path) == enabled {
+            // Another central already holds (or released) the subscription; BlueZ fans out.
+            return call.reply()
+        }
+        pendingSubscriptions[path, default: []].append((call, enabled))
+        activityContinuation.yield(.subscription(path, enabled: enabled))
+        send(.subscribe(path, enabled))
+    }
+
+    private func noteCentral(_ options: [String: DBusValue]) {
+        if let device = options["device"]?.objectPath, !centrals.contains(device) {
+            centrals.insert(device)
+            activityContinuation.yield(.centralConnected(Self.address(of: device)))
+        }
+        if !virtualLinkUp {
+            virtualLinkUp = true
+            commands.yield(.connect)
+        }
+    }
+
+    private func send(_ command: Command) {
+        commands.yield(command)
+    }
+
+    private func deviceSignal(_ message: DBusMessage) {
+        guard let adapterPath else { return }
+        var device: DBusObjectPath?
+        var connected: Bool?
+        switch message.member {
+        case "PropertiesChanged":
+            guard message.body.first?.string == BlueZ.deviceInterface, let path = message.path, path.parent == adapterPath else { return }
+            device = path
+            connected = message.body.count > 1 ? message.body[1].stringKeyedDictionary?["Connected"]?.bool : nil
+        case "InterfacesAdded":
+            guard message.body.count > 1, let path = message.body[0].objectPath, path.parent == adapterPath,
+                  let properties = message.body[1].stringKeyedDictionary?[BlueZ.deviceInterface]?.stringKeyedDictionary else { return }
+            device = path
+            connected = properties["Connected"]?.bool
+        case "InterfacesRemoved":
+            guard let path = message.body.first?.objectPath, path.parent == adapterPath, centrals.contains(path) else { return }
+            device = path
+            connected = false
+        default:
+            return
+        }
+        guard let device, let connected else { return }
+        if connected {
+            guard centrals.insert(device).inserted else { return }
+            activityContinuation.yield(.centralConnected(Self.address(of: device)))
+            if !virtualLinkUp {
+                virtualLinkUp = true
+                commands.yield(.connect)
+            }
+        } else {
+            guard centrals.remove(device) != nil else { return }
+            activityContinuation.yield(.centralDisconnected(Self.address(of: device)))
+            if centrals.isEmpty, virtualLinkUp {
+                failPending("the central disconnected")
+                commands.yield(.disconnect)
+            }
+        }
+    }
+
+    private static func address(of device: DBusObjectPath) -> String {
+        let element = device.lastElement
+        return element.hasPrefix("dev_") ? element.dropFirst(4).replacingOccurrences(of: "_", with: ":") : element
+    }
+
+    // MARK: The virtual side
+
+    private func startPipes() {
+        let radio = self.radio
+        let id = peripheralID
+        let commandStream = self.commandStream
+        let linkState = self.linkState
+        let logger = self.logger
+        let driverTask = Task { @SimulationActor in SimulatedDriver(radio: radio, supportsAutoReconnect: false) }
+        tasks.append(Task { [self] in
+            let driver = await driverTask.value
+            for await event in driver.events {
+                handle(event)
+            }
+        })
+        tasks.append(Task {
+            let driver = await driverTask.value
+            // The virtual link's truth is the radio's events (the emulator may hang up at any
+            // time); every GATT command brings the link up first if it is down.
+            func ensureLink() async {
+                if linkState.isUp { return }
+                await driver.connect(id, options: ConnectOptions())
+                if !(await linkState.waitUntilUp(timeout: .seconds(5))) {
+                    logger.error("the emulator did not accept the virtual connection")
+                }
+            }
+            for await command in commandStream {
+                switch command {
+                case .connect:
+                    await ensureLink()
+                case .disconnect:
+                    guard linkState.isUp else { continue }
+                    await driver.cancelConnection(id)
+                    // Let the virtual link end before anything else, so a reconnection that
+                    // follows at once does not see the old link's state.
+                    if !(await linkState.waitUntilDown(timeout: .seconds(5))) { logger.error("the virtual link did not end") }
+                case .read(let path):
+                    await ensureLink()
+                    await driver.readValue(for: path, on: id)
+                case .write(let path, let data, let type):
+                    await ensureLink()
+                    if type == .withoutResponse {
+                        while !(await driver.canSendWriteWithoutResponse(on: id)) {
+                            guard await linkState.waitForWriteSpace(timeout: .seconds(2)) else { break }
+                        }
+                    }
+                    await driver.writeValue(data, for: path, type: type, on: id)
+                case .subscribe(let path, let enabled):
+                    await ensureLink()
+                    await driver.setNotifyValue(enabled, for: path, on: id)
+                }
+            }
+            if linkState.isUp { await driver.cancelConnection(id) }
+        })
+    }
+
+    private func handle(_ event: BLEDriverEvent) {
+        switch event {
+        case .connected:
+            linkState.setUp(true)
+        case .disconnected(_, let error, _):
+            linkState.setUp(false)
+            // A link the host ended itself (its centrals left) was cleaned up then; calls
+            // pending now belong to a newer central.
+            guard error != nil else { return }
+            connection?.perform { [self] in
+                failPending("the emulator ended the link")
+                // The emulator hung up (its firmware disconnects): hang up on the centrals too.
+                disconnectCentrals()
+            }
+        case .failedToConnect:
+            linkState.setUp(false)
+            connection?.perform { [self] in failPending("the emulator refused the link") }
+        case .readyToWriteWithoutResponse:
+            linkState.writeSpace()
+        case .valueUpdated(_, let path, let value, let error):
+            connection?.perform { [self] in valueUpdated(path, value, error) }
+        case .writeCompleted(_, let path, let error):
+            connection?.perform { [self] in
+                guard var queue = pendingWrites[path], !queue.isEmpty else { return }
+                let call = queue.removeFirst()
+                pendingWrites[path] = queue
+                if let error { fail(call, error) } else { call.reply() }
+            }
+        case .notificationStateUpdated(_, let path, let isNotifying, let error):
+            connection?.perform { [self] in
+                if error == nil {
+                    if isNotifying { subscribed.insert(path) } else { subscribed.remove(path) }
+                    if let objectPath = characteristicPaths[path] {
+                        tree?.setProperty("Notifying", to: .boolean(isNotifying), interface: BlueZ.characteristicInterface, path: objectPath)
+                    }
+                }
+                guard var queue = pendingSubscriptions[path], !queue.isEmpty else { return }
+                let (call, _) = queue.removeFirst()
+                pendingSubscriptions[path] = queue
+                if let error { call.map { fail($0, error) } } else { call?.reply() }
+            }
+        default:
+            break
+        }
+    }
+
+    private func valueUpdated(_ path: CharacteristicPath, _ value: Data, _ error: DriverError?) {
+        if var queue = pendingReads[path], !queue.isEmpty {
+            // Reads and notifications share one event; a read waiting on this characteristic
+            // takes the first value (the virtual link keeps request order).
+            let (call, offset) = queue.removeFirst()
+            pendingReads[path] = queue
+            if let error { return fail(call, error) }
+            lastRead[path] = value
+            guard offset <= value.count else { return call.fail("org.bluez.Error.InvalidOffset", "offset beyond the value") }
+            call.reply([.bytes(Data(value.dropFirst(offset)))])
+            return
+        }
+        guard error == nil, let objectPath = characteristicPaths[path] else { return }
+        activityContinuation.yield(.notification(path, value))
+        tree?.setProperty("Value", to: .bytes(value), interface: BlueZ.characteristicInterface, path: objectPath)
+    }
+
+    private func disconnectCentrals() {
+        guard let connection else { return }
+        for device in centrals.sorted() {
+            connection.call(.methodCall(destination: BlueZ.service, path: device, interface: BlueZ.deviceInterface, member: "Disconnect"),
+                            timeout: configuration.callTimeout) { [logger] result in
+                if case .failure(let error) = result { logger.info("could not disconnect \(device): \(error)") }
+            }
+        }
+    }
+
+    private func failPending(_ reason: String) {
+        for (_, calls) in pendingReads { for (call, _) in calls { call.fail("org.bluez.Error.Failed", reason) } }
+        for (_, calls) in pendingWrites { for call in calls { call.fail("org.bluez.Error.Failed", reason) } }
+        for (_, calls) in pendingSubscriptions { for (call, _) in calls { call?.fail("org.bluez.Error.Failed", reason) } }
+        pendingReads.removeAll()
+        pendingWrites.removeAll()
+        pendingSubscriptions.removeAll()
+        subscribed.removeAll()
+        virtualLinkUp = false
+    }
+
+    /// The error a BlueZ *central* reports for an ATT error, so a Tether central on the other
+    /// side maps it back to the same ATT code (bluezoo forwards application errors verbatim).
+    static func bluezError(for error: DriverError) -> (String, String) {
+        guard case .att(let att) = error else { return ("org.bluez.Error.Failed", error.description) }
+        switch att.code {
+        case 0x02: return ("org.bluez.Error.NotPermitted", "Read not permitted")
+        case 0x03: return ("org.bluez.Error.NotPermitted", "Write not permitted")
+        case 0x06: return ("org.bluez.Error.NotSupported", "Request not supported")
+        case 0x07: return ("org.bluez.Error.InvalidOffset", "Invalid offset")
+        case 0x08: return ("org.bluez.Error.NotAuthorized", "Not authorized")
+        case 0x0D: return ("org.bluez.Error.InvalidValueLength", "Invalid value length")
+        default: return ("org.bluez.Error.Failed", String(format: "Operation failed with ATT error: 0x%02x", att.code))
+        }
+    }
+
+    private func fail(_ call: DBusIncomingCall, _ error: DriverError) {
+        let (name, text) = Self.bluezError(for: error)
+        call.fail(name, text)
+    }
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        guard let connection else { return body() }
+        return await withCheckedContinuation { continuation in
+            connection.perform { continuation.resume(returning: body()) }
+        }
+    }
+}
+
+/// Signals between the event task and the command task of a host.
+private final class LinkWaiter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var up = false
+    private var nextToken = 0
+    private var upWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    private var spaceWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    private var downWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+
+    var isUp: Bool { lock.withLock { up } }
+
+    func setUp(_ value: Bool) {
+        let waiters: [CheckedContinuation<Bool, Never>] = lock.withLock {
+            up = value
+            if value {
+                defer { upWaiters.removeAll() }
+                return Array(upWaiters.values)
+            }
+            defer { downWaiters.removeAll() }
+            return Array(downWaiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+    }
+
+    func writeSpace() {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
+            defer { spaceWaiters.removeAll() }
+            return Array(spaceWaiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+    }
+
+    private enum Condition { case up, down, space }
+
+    func waitUntilUp(timeout: Duration) async -> Bool { await wait(timeout: timeout, for: .up) }
+
+    func waitUntilDown(timeout: Duration) async -> Bool { await wait(timeout: timeout, for: .down) }
+
+    func waitForWriteSpace(timeout: Duration) async -> Bool { await wait(timeout: timeout, for: .space) }
+
+    private func wait(timeout: Duration, for condition: Condition) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let token: Int? = lock.withLock {
+                switch condition {
+                case .up where up, .down where !up: return nil
+                default: break
+                }
+                nextToken += 1
+                switch condition {
+                case .up: upWaiters[nextToken] = continuation
+                case .down: downWaiters[nextToken] = continuation
+                case .space: spaceWaiters[nextToken] = continuation
+                }
+                return nextToken
+            }
+            guard let token else { return continuation.resume(returning: true) }
+            let nanoseconds = Int(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+                let expired = lock.withLock { () -> CheckedContinuation<Bool, Never>? in
+                    switch condition {
+                    case .up: upWaiters.removeValue(forKey: token)
+                    case .down: downWaiters.removeValue(forKey: token)
+                    case .space: spaceWaiters.removeValue(forKey: token)
+                    }
+                }
+                expired?.resume(returning: false)
+            }
+        }
+    }
+}
+
+private final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int { lock.withLock { value += 1; return value } }
+}
+#endif

@@ -1,0 +1,176 @@
+#if os(Linux)
+import Foundation
+import Logging
+import TetherBlueZ
+import TetherBlueZPeripheral
+import TetherCore
+import TetherDBus
+import TetherSimulator
+import Testing
+
+/// Fails with `message` if `operation` does not finish within `seconds` (real time: these tests
+/// talk to real processes).
+func within<T: Sendable>(_ seconds: Double, _ message: @autoclosure () -> String,
+                         _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let text = message()
+    return try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw BlueZTestError("\(text) (nothing after \(seconds) s)")
+        }
+        return value
+    }
+}
+
+struct BlueZTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Every event a driver emits, kept until a test claims it.
+final class EventRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [BLEDriverEvent] = []
+    private var waiters: [(id: Int, predicate: (BLEDriverEvent) -> Bool, continuation: CheckedContinuation<BLEDriverEvent?, Never>)] = []
+    private var nextID = 0
+    private var task: Task<Void, Never>?
+
+    init(_ driver: any BLEDriver) {
+        task = Task { [weak self] in
+            for await event in driver.events { self?.record(event) }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    private func record(_ event: BLEDriverEvent) {
+        let waiter: CheckedContinuation<BLEDriverEvent?, Never>? = lock.withLock {
+            if let index = waiters.firstIndex(where: { $0.predicate(event) }) {
+                return waiters.remove(at: index).continuation
+            }
+            events.append(event)
+            return nil
+        }
+        waiter?.resume(returning: event)
+    }
+
+    /// Every event not claimed yet.
+    var unclaimed: [BLEDriverEvent] { lock.withLock { events } }
+
+    /// Removes unclaimed events matching `predicate` and returns them.
+    func drain(where predicate: (BLEDriverEvent) -> Bool) -> [BLEDriverEvent] {
+        lock.withLock {
+            let matching = events.filter(predicate)
+            events.removeAll(where: predicate)
+            return matching
+        }
+    }
+
+    /// The first unclaimed (or next) event matching `predicate`, claimed; fails after `seconds`.
+    func next(_ what: String, within seconds: Double = 10, where predicate: @escaping @Sendable (BLEDriverEvent) -> Bool) async throws -> BLEDriverEvent {
+        var id = 0
+        let event: BLEDriverEvent? = await withCheckedContinuation { continuation in
+            let found: BLEDriverEvent? = lock.withLock {
+                if let index = events.firstIndex(where: predicate) { return events.remove(at: index) }
+                nextID += 1
+                id = nextID
+                waiters.append((id, predicate, continuation))
+                return nil
+            }
+            if let found { return continuation.resume(returning: found) }
+            let waiterID = id
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
+                guard let self else { return }
+                let expired = self.lock.withLock { () -> CheckedContinuation<BLEDriverEvent?, Never>? in
+                    guard let index = self.waiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
+                    return self.waiters.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+        guard let event else {
+            throw BlueZTestError("no \(what) within \(seconds) s; unclaimed events: \(unclaimed.suffix(12))")
+        }
+        return event
+    }
+}
+
+/// A central (``BlueZDriver``) and a peripheral (``BlueZPeripheralHost`` hosting an emulator)
+/// on two fresh adapters of the shared bluezoo rig, so tests run in parallel without meeting.
+struct BlueZPair: Sendable {
+    let rig: BluezooRig
+    let central: (id: UInt8, address: String)
+    let peripheral: (id: UInt8, address: String)
+    let driver: BlueZDriver
+    let events: EventRecorder
+    let host: BlueZPeripheralHost
+    let radio: VirtualRadio
+    let peripheralID: PeripheralID
+
+    /// The central's ID for the hosted peripheral (derived from the peripheral adapter's address).
+    var remoteID: PeripheralID { BlueZMapping.peripheralID(adapterIndex: central.id, address: peripheral.address)! }
+
+    /// Builds the pair. `makePeripheral` adds the emulator to the host's radio (a real clock).
+    static func make(
+        rig: BluezooRig? = nil,
+        agent: BlueZPairingAgent? = BlueZPairingAgent(),
+        _ makePeripheral: @SimulationActor @Sendable (VirtualRadio) -> PeripheralID
+    ) async throws -> BlueZPair {
+        let chosen: BluezooRig
+        if let rig { chosen = rig } else { chosen = try await BluezooRig.shared.value }
+        let rig = chosen
+        let centralAdapter = try await rig.addFreshAdapter()
+        let peripheralAdapter = try await rig.addFreshAdapter()
+        let radio = VirtualRadio(clock: ContinuousClock())
+        let id = await makePeripheral(radio)
+        let host = BlueZPeripheralHost(radio: radio, peripheral: id, configuration: BlueZPeripheralHostConfiguration(
+            adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress))
+        try await host.start()
+        let driver = BlueZDriver(configuration: BlueZDriverConfiguration(
+            adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress, agent: agent,
+            connectRetryDelay: .milliseconds(100)))
+        let events = EventRecorder(driver)
+        return BlueZPair(rig: rig, central: centralAdapter, peripheral: peripheralAdapter, driver: driver, events: events,
+                         host: host, radio: radio, peripheralID: id)
+    }
+
+    /// Stops both sides and removes the adapters.
+    func close() async {
+        await driver.shutdown()
+        await host.stop()
+        try? await rig.removeAdapter(id: central.id)
+        try? await rig.removeAdapter(id: peripheral.id)
+    }
+
+    /// Waits for the powered-on state.
+    func poweredOn() async throws {
+        _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+    }
+
+    /// Scans until the hosted peripheral is discovered; returns it.
+    func discover(services: [BluetoothUUID]? = nil) async throws -> DiscoveredPeripheral {
+        try await poweredOn()
+        await driver.scan(services: services, allowDuplicates: false)
+        let id = remoteID
+        let event = try await events.next("discovery of \(id)") {
+            if case .discovered(let found) = $0 { found.id == id } else { false }
+        }
+        guard case .discovered(let found) = event else { throw BlueZTestError("unreachable") }
+        await driver.stopScan()
+        return found
+    }
+
+    /// Discovers and connects; returns once `connected` arrived.
+    func connect() async throws {
+        _ = try await discover()
+        await driver.connect(remoteID, options: ConnectOptions())
+        let id = remoteID
+        _ = try await events.next("connected") { if case .connected(id) = $0 { true } else { false } }
+    }
+}
+#endif

@@ -30,7 +30,8 @@ public actor Central {
         let filter: ScanFilter
         let continuation: AsyncStream<DiscoveredPeripheral>.Continuation
         let allowDuplicates: Bool
-        var reported: Set<PeripheralID> = []
+        /// What was last reported of each peripheral (name and advertisement, not RSSI).
+        var reported: [PeripheralID: ReportedAdvertisement] = [:]
         var timer: Task<Void, Never>?
     }
 
@@ -100,7 +101,8 @@ public actor Central {
     // MARK: Scanning
 
     /// Scans and streams matching peripherals until `timeout` (nil: until the stream is
-    /// dropped). Each peripheral is reported once unless `allowDuplicates`.
+    /// dropped). Each peripheral is reported once unless `allowDuplicates` — or again when
+    /// its name or advertisement data changes (a scan response, fields arriving separately).
     public func scan(filter: ScanFilter = .any, timeout: Duration? = nil, allowDuplicates: Bool = false) async throws -> AsyncStream<DiscoveredPeripheral> {
         try await requirePoweredOn()
         let token = nextScanToken
@@ -194,7 +196,11 @@ public actor Central {
             seen[peripheral.id] = peripheral
             for (token, var session) in scanSessions where session.filter.matches(peripheral) {
                 if !session.allowDuplicates {
-                    guard session.reported.insert(peripheral.id).inserted else { continue }
+                    // Once per peripheral — and again when it says more (a scan response adds
+                    // the name; BlueZ may deliver an advertisement's fields one by one).
+                    let seen = ReportedAdvertisement(name: peripheral.name, advertisement: peripheral.advertisement)
+                    guard session.reported[peripheral.id] != seen else { continue }
+                    session.reported[peripheral.id] = seen
                     scanSessions[token] = session
                 }
                 session.continuation.yield(peripheral)
@@ -216,4 +222,10 @@ public actor Central {
             }
         }
     }
+}
+
+/// The parts of a discovery that make it new to a scan without duplicates.
+struct ReportedAdvertisement: Equatable {
+    let name: String?
+    let advertisement: AdvertisementData
 }

@@ -98,6 +98,9 @@ public final class MeshCoreEmulator: PeripheralBehavior {
     public func didConnect(_ context: PeripheralContext) {
         self.context = context
         linkGeneration += 1
+        // A drain scheduled on the previous link will not run (its generation is stale): the
+        // flag belongs to that link, or this one would never notify.
+        drainScheduled = false
         lastNotificationAt = nil
         radio.outputHandler = { [weak self] in self?.scheduleDrain() }
         radio.appConnected()
@@ -105,6 +108,7 @@ public final class MeshCoreEmulator: PeripheralBehavior {
 
     public func didDisconnect(_ context: PeripheralContext) {
         linkGeneration += 1
+        drainScheduled = false
         self.context = nil
         radio.outputHandler = nil
         radio.appDisconnected()

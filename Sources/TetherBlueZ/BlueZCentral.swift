@@ -34,6 +34,10 @@ final class BlueZCentral: @unchecked Sendable {
         var heldValues: [CharacteristicPath: [Data]] = [:]
         var commandWritesInFlight = 0
         var wantsReadyToWrite = false
+        /// The GATT database lacked what the client asked for: BlueZ's cache may be stale
+        /// (a device without Service Changed after a firmware update). Forget the device when
+        /// this link ends, so the next connection discovers everything afresh.
+        var suspectCache = false
     }
 
     /// Operations queued per characteristic, beyond which requests fail (the core keeps one
@@ -404,7 +408,10 @@ final class BlueZCentral: @unchecked Sendable {
         adapterPath.flatMap { BlueZMapping.adapterIndex($0.lastElement) } ?? 0
     }
 
+    /// The ID of a device of *our* adapter; nil for other adapters' devices (each adapter has
+    /// its own object for a peripheral it has seen, and only ours is our link).
     private func peripheralID(for path: DBusObjectPath) -> PeripheralID? {
+        guard let adapterPath, path.parent == adapterPath else { return nil }
         guard let address = mirror.properties(path, BlueZ.deviceInterface)?["Address"]?.string
                 ?? Self.address(fromDevicePath: path) else { return nil }
         return BlueZMapping.peripheralID(adapterIndex: adapterIndex, address: address)
@@ -585,10 +592,18 @@ final class BlueZCentral: @unchecked Sendable {
         link.notifying = []
         link.commandWritesInFlight = 0
         link.wantsReadyToWrite = false
-        if link.cancelRequested {
+        if link.cancelRequested || link.suspectCache {
             links[id] = nil
         } else {
             links[id] = link
+        }
+        if link.suspectCache, let adapterPath {
+            // RemoveDevice drops BlueZ's cached GATT database (and any bond); a scan finds the
+            // device again and the next connection discovers its services afresh.
+            let path = link.path
+            call(adapterPath, BlueZ.adapterInterface, "RemoveDevice", [.objectPath(path)]) { [logger] result in
+                if case .failure(let error) = result { logger.info("RemoveDevice \(path): \(error)") }
+            }
         }
         // Notify sessions outlive a disconnect in BlueZ and come back on reconnect; Tether
         // subscribes again on every start, so end them now.
@@ -657,6 +672,7 @@ final class BlueZCentral: @unchecked Sendable {
         }
         for wanted in requests {
             let found = all.filter { wanted == nil || wanted!.contains($0.uuid) }
+            if let wanted, found.count < Set(wanted).count { suspectCache(id, missing: "service(s) \(Set(wanted).subtracting(found.map(\.uuid)).sorted())") }
             emit(.servicesDiscovered(id, found, nil))
         }
     }
@@ -683,7 +699,17 @@ final class BlueZCentral: @unchecked Sendable {
             emit(.characteristicsDiscovered(id, service: service, [], .invalidHandle))
             return
         }
+        if let wanted, found.count < Set(wanted).count {
+            suspectCache(id, missing: "characteristic(s) \(Set(wanted).subtracting(found.map(\.uuid)).sorted())")
+        }
         emit(.characteristicsDiscovered(id, service: service, found, nil))
+    }
+
+    private func suspectCache(_ id: PeripheralID, missing: String) {
+        guard var link = links[id], !link.suspectCache else { return }
+        link.suspectCache = true
+        links[id] = link
+        logger.notice("\(link.path) lacks \(missing); BlueZ's GATT cache may be stale: the device will be forgotten when this link ends")
     }
 
     // MARK: GATT operations (one at a time per characteristic: BlueZ answers InProgress otherwise)
@@ -741,10 +767,7 @@ final class BlueZCentral: @unchecked Sendable {
                 switch result {
                 case .success(let reply):
                     let value = reply.body.first?.bytes ?? Data()
-                    // BlueZ emits the read's value as a `Value` change before replying: drop
-                    // that echo, keep real notifications that came in between.
-                    var notifications = held
-                    if let echo = notifications.lastIndex(of: value) { notifications.remove(at: echo) }
+                    let notifications = BlueZMapping.notifications(heldDuringRead: held, reply: value)
                     if link.notifying.contains(characteristic) {
                         for notification in notifications { emit(.valueUpdated(id, characteristic, notification, nil)) }
                     }

@@ -168,6 +168,20 @@ public enum BlueZMapping {
         }
     }
 
+    // MARK: Reads
+
+    /// The notifications among the `Value` changes seen while a read was outstanding.
+    ///
+    /// BlueZ writes a read's result into its cache and emits it as a `Value` change before the
+    /// read's reply, so with notifications on every read would otherwise be reported twice.
+    /// The last change equal to the reply is that echo; the others are real notifications
+    /// that arrived meanwhile, kept in order.
+    public static func notifications(heldDuringRead held: [Data], reply: Data) -> [Data] {
+        var notifications = held
+        if let echo = notifications.lastIndex(of: reply) { notifications.remove(at: echo) }
+        return notifications
+    }
+
     // MARK: Advertisements
 
     /// A `Device1`'s advertisement properties → ``AdvertisementData``. `ManufacturerData`

@@ -126,7 +126,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     }
     private let commands: AsyncStream<Command>.Continuation
     private let commandStream: AsyncStream<Command>
-    private var tasks: [Task<Void, Never>] = []
+    private var eventTask: Task<Void, Never>?
+    private var commandTask: Task<Void, Never>?
     private let linkState = LinkWaiter()
 
     private static let counter = LockedCounter()
@@ -239,9 +240,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let addedRule = DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface, member: "InterfacesAdded")
         let removedRule = DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface, member: "InterfacesRemoved")
         for rule in [deviceRule, addedRule, removedRule] {
-            connection.onSignal(rule) { [self] message in
-                guard message.sender == bluezOwner else { return }
-                deviceSignal(message)
+            connection.onSignal(rule) { [weak self] message in
+                guard let self, message.sender == self.bluezOwner else { return }
+                self.deviceSignal(message)
             }
             try? await connection.addMatch(rule)
         }
@@ -288,7 +289,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         }
         commands.yield(.disconnect)
         commands.finish()
-        for task in tasks { await task.value }
+        await commandTask?.value
+        eventTask?.cancel()
         connection.close()
         activityContinuation.finish()
     }
@@ -343,10 +345,12 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                     properties["Value"] = .bytes(characteristic.value)
                 }
                 tree.add(objectPath, interfaces: [DBusInterface(name: BlueZ.characteristicInterface, properties: properties, methods: [
-                    "ReadValue": { [self] call in readValue(call, path) },
-                    "WriteValue": { [self] call in writeValue(call, path) },
-                    "StartNotify": { [self] call in subscribe(call, path, enabled: true) },
-                    "StopNotify": { [self] call in subscribe(call, path, enabled: false) },
+                    // Weak: the connection outlives nothing, but a host must not be kept alive by
+                    // its own objects. An unanswered call is answered with an error on release.
+                    "ReadValue": { [weak self] call in self?.readValue(call, path) },
+                    "WriteValue": { [weak self] call in self?.writeValue(call, path) },
+                    "StartNotify": { [weak self] call in self?.subscribe(call, path, enabled: true) },
+                    "StopNotify": { [weak self] call in self?.subscribe(call, path, enabled: false) },
                     "Confirm": { call in call.reply() },
                 ])])
             }
@@ -509,13 +513,15 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let linkState = self.linkState
         let logger = self.logger
         let driverTask = Task { @SimulationActor in SimulatedDriver(radio: radio, supportsAutoReconnect: false) }
-        tasks.append(Task { [self] in
+        // The radio's event stream never ends by itself: ``stop()`` cancels this task.
+        eventTask = Task { [weak self] in
             let driver = await driverTask.value
             for await event in driver.events {
-                handle(event)
+                guard let self else { return }
+                self.handle(event)
             }
-        })
-        tasks.append(Task {
+        }
+        commandTask = Task {
             let driver = await driverTask.value
             // The virtual link's truth is the radio's events (the emulator may hang up at any
             // time); every GATT command brings the link up first if it is down.
@@ -552,8 +558,11 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                     await driver.setNotifyValue(enabled, for: path, on: id)
                 }
             }
-            if linkState.isUp { await driver.cancelConnection(id) }
-        })
+            if linkState.isUp {
+                await driver.cancelConnection(id)
+                _ = await linkState.waitUntilDown(timeout: .seconds(2))
+            }
+        }
     }
 
     private func handle(_ event: BLEDriverEvent) {

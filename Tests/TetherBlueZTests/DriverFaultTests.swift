@@ -16,57 +16,57 @@ struct DriverFaultTests {
     @Test(arguments: [ATTError.insufficientAuthentication, .insufficientEncryption, .unlikelyError, .readNotPermitted,
                       .insufficientAuthorization, ATTError(0x80)])
     func attErrorsOfAReadReachTheCentralWithTheirCode(_ error: ATTError) async throws {
-        let pair = try await Echo.echoPair()
-        defer { Task { await pair.close() } }
-        await pair.radio.inject(FaultRule(.read, on: EchoPeripheral.info, action: .error(error)))
-        try await pair.connect()
-        let id = pair.remoteID
-        await pair.driver.readValue(for: EchoPeripheral.info, on: id)
-        let event = try await pair.events.next("failed read") { if case .valueUpdated(id, EchoPeripheral.info, _, _) = $0 { true } else { false } }
-        guard case .valueUpdated(_, _, _, let reported) = event else { return }
-        #expect(reported == .att(error))
+        try await Echo.withEchoPair { pair in
+            await pair.radio.inject(FaultRule(.read, on: EchoPeripheral.info, action: .error(error)))
+            try await pair.connect()
+            let id = pair.remoteID
+            await pair.driver.readValue(for: EchoPeripheral.info, on: id)
+            let event = try await pair.events.next("failed read") { if case .valueUpdated(id, EchoPeripheral.info, _, _) = $0 { true } else { false } }
+            guard case .valueUpdated(_, _, _, let reported) = event else { return }
+            #expect(reported == .att(error))
+        }
     }
 
     @Test func aSubscriptionRefusedForLackOfPairingIsAPairingFailure() async throws {
-        let pair = try await Echo.echoPair()
-        defer { Task { await pair.close() } }
-        await pair.radio.inject(FaultRule(.subscribe, on: EchoPeripheral.output, action: .error(.insufficientAuthentication)))
-        try await pair.connect()
-        let id = pair.remoteID
-        await pair.driver.setNotifyValue(true, for: EchoPeripheral.output, on: id)
-        let event = try await pair.events.next("refused subscription") {
-            if case .notificationStateUpdated(id, EchoPeripheral.output, _, _) = $0 { true } else { false }
+        try await Echo.withEchoPair { pair in
+            await pair.radio.inject(FaultRule(.subscribe, on: EchoPeripheral.output, action: .error(.insufficientAuthentication)))
+            try await pair.connect()
+            let id = pair.remoteID
+            await pair.driver.setNotifyValue(true, for: EchoPeripheral.output, on: id)
+            let event = try await pair.events.next("refused subscription") {
+                if case .notificationStateUpdated(id, EchoPeripheral.output, _, _) = $0 { true } else { false }
+            }
+            guard case .notificationStateUpdated(_, _, let notifying, let error) = event, case .att(let att)? = error else {
+                Issue.record("expected an ATT error")
+                return
+            }
+            #expect(!notifying)
+            #expect(att.isPairingFailure)
         }
-        guard case .notificationStateUpdated(_, _, let notifying, let error) = event, case .att(let att)? = error else {
-            Issue.record("expected an ATT error")
-            return
-        }
-        #expect(!notifying)
-        #expect(att.isPairingFailure)
     }
 
     @Test func aFailedWriteCarriesItsATTCode() async throws {
-        let pair = try await Echo.echoPair()
-        defer { Task { await pair.close() } }
-        await pair.radio.inject(FaultRule(.write, on: EchoPeripheral.input, action: .error(.invalidAttributeValueLength)))
-        try await pair.connect()
-        let id = pair.remoteID
-        await pair.driver.writeValue(Data([1]), for: EchoPeripheral.input, type: .withResponse, on: id)
-        let event = try await pair.events.next("failed write") { if case .writeCompleted(id, _, _) = $0 { true } else { false } }
-        guard case .writeCompleted(_, _, let error) = event else { return }
-        #expect(error == .att(.invalidAttributeValueLength))
+        try await Echo.withEchoPair { pair in
+            await pair.radio.inject(FaultRule(.write, on: EchoPeripheral.input, action: .error(.invalidAttributeValueLength)))
+            try await pair.connect()
+            let id = pair.remoteID
+            await pair.driver.writeValue(Data([1]), for: EchoPeripheral.input, type: .withResponse, on: id)
+            let event = try await pair.events.next("failed write") { if case .writeCompleted(id, _, _) = $0 { true } else { false } }
+            guard case .writeCompleted(_, _, let error) = event else { return }
+            #expect(error == .att(.invalidAttributeValueLength))
+        }
     }
 
     @Test func operationsOnACharacteristicTheDeviceLacksFailAtOnce() async throws {
-        let pair = try await Echo.echoPair()
-        defer { Task { await pair.close() } }
-        try await pair.connect()
-        let id = pair.remoteID
-        let missing = CharacteristicPath(service: EchoPeripheral.service, characteristic: BluetoothUUID(UInt16(0x2A00)))
-        await pair.driver.readValue(for: missing, on: id)
-        let event = try await pair.events.next("failed read") { if case .valueUpdated(id, missing, _, _) = $0 { true } else { false } }
-        guard case .valueUpdated(_, _, _, let error) = event else { return }
-        #expect(error == .invalidHandle)
+        try await Echo.withEchoPair { pair in
+            try await pair.connect()
+            let id = pair.remoteID
+            let missing = CharacteristicPath(service: EchoPeripheral.service, characteristic: BluetoothUUID(UInt16(0x2A00)))
+            await pair.driver.readValue(for: missing, on: id)
+            let event = try await pair.events.next("failed read") { if case .valueUpdated(id, missing, _, _) = $0 { true } else { false } }
+            guard case .valueUpdated(_, _, _, let error) = event else { return }
+            #expect(error == .invalidHandle)
+        }
     }
 
     @Test func theAgentAnswersWithTheConfiguredPIN() async throws {
@@ -110,16 +110,13 @@ struct DriverFaultTests {
     }
 
     @Test func theDriverRegistersItsAgentWithBlueZ() async throws {
-        let plain = try await Echo.echoPair()
-        defer { Task { await plain.close() } }
-        #expect(await plain.driver.status().agent == "NoInputNoOutput")
         let rig = try await BluezooRig.shared.value
-        let withPIN = BlueZDriver(configuration: BlueZDriverConfiguration(busAddress: rig.busAddress, agent: BlueZPairingAgent(pin: "424242")))
-        defer { Task { await withPIN.shutdown() } }
-        #expect(await withPIN.status().agent == "KeyboardDisplay")
-        let none = BlueZDriver(configuration: BlueZDriverConfiguration(busAddress: rig.busAddress, agent: nil))
-        defer { Task { await none.shutdown() } }
-        #expect(await none.status().agent == nil)
+        for (agent, capability) in [(BlueZPairingAgent(), "NoInputNoOutput"), (BlueZPairingAgent(pin: "424242"), "KeyboardDisplay")] as [(BlueZPairingAgent?, String?)] + [(nil, nil)] {
+            let driver = BlueZDriver(configuration: BlueZDriverConfiguration(busAddress: rig.busAddress, agent: agent))
+            let status = await driver.status()
+            await driver.shutdown()
+            #expect(status.agent == capability)
+        }
     }
 
     @Test func noBusIsUnsupportedWithAReason() async throws {
@@ -135,8 +132,8 @@ struct DriverFaultTests {
     @Test func aMissingAdapterIsUnsupportedWithAReason() async throws {
         let rig = try await BluezooRig.shared.value
         let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: "hci250", busAddress: rig.busAddress))
-        defer { Task { await driver.shutdown() } }
         let status = await driver.status()
+        await driver.shutdown()
         #expect(status.state == .unsupported)
         #expect(status.reason?.contains("no adapter hci250") == true)
     }
@@ -156,43 +153,43 @@ struct DriverFaultTests {
     }
 
     @Test func poweringOffDropsTheLinkAndPoweringOnComesBack() async throws {
-        let pair = try await Echo.echoPair()
-        defer { Task { await pair.close() } }
-        try await pair.connect()
-        let id = pair.remoteID
-        try await pair.rig.setPowered(false, adapter: pair.central.id)
-        _ = try await pair.events.next("poweredOff") { if case .stateChanged(.poweredOff) = $0 { true } else { false } }
-        let event = try await pair.events.next("disconnection") { if case .disconnected(id, _, _) = $0 { true } else { false } }
-        guard case .disconnected(_, let error, _) = event else { return }
-        #expect(error == .bluetoothUnavailable(.poweredOff))
-        #expect(await pair.driver.status().reason?.contains("powered off") == true)
-        try await pair.rig.setPowered(true, adapter: pair.central.id)
-        _ = try await pair.events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+        try await Echo.withEchoPair { pair in
+            try await pair.connect()
+            let id = pair.remoteID
+            try await pair.rig.setPowered(false, adapter: pair.central.id)
+            _ = try await pair.events.next("poweredOff") { if case .stateChanged(.poweredOff) = $0 { true } else { false } }
+            let event = try await pair.events.next("disconnection") { if case .disconnected(id, _, _) = $0 { true } else { false } }
+            guard case .disconnected(_, let error, _) = event else { return }
+            #expect(error == .bluetoothUnavailable(.poweredOff))
+            #expect(await pair.driver.status().reason?.contains("powered off") == true)
+            try await pair.rig.setPowered(true, adapter: pair.central.id)
+            _ = try await pair.events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+        }
     }
 
     @Test func bluetoothdRestartingIsResettingAndEveryLinkIsLost() async throws {
         let rig = try await BluezooRig.start(adapters: [(0, "00:AA:04:00:00:00"), (1, "00:AA:04:01:00:01")])
         defer { rig.stop() }
-        let pair = try await Echo.echoPair(rig: rig)
-        defer { Task { await pair.close() } }
-        try await pair.connect()
-        let id = pair.remoteID
-        try await rig.stopBluez()
-        _ = try await pair.events.next("resetting") { if case .stateChanged(.resetting) = $0 { true } else { false } }
-        let event = try await pair.events.next("disconnection") { if case .disconnected(id, _, _) = $0 { true } else { false } }
-        guard case .disconnected(_, let error, _) = event else { return }
-        #expect(error == .bluetoothUnavailable(.resetting))
-        try await rig.startBluez()
-        _ = try await pair.events.next("poweredOn again") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+        try await Echo.withEchoPair(rig: rig) { pair in
+            try await pair.connect()
+            let id = pair.remoteID
+            try await rig.stopBluez()
+            _ = try await pair.events.next("resetting") { if case .stateChanged(.resetting) = $0 { true } else { false } }
+            let event = try await pair.events.next("disconnection") { if case .disconnected(id, _, _) = $0 { true } else { false } }
+            guard case .disconnected(_, let error, _) = event else { return }
+            #expect(error == .bluetoothUnavailable(.resetting))
+            try await rig.startBluez()
+            _ = try await pair.events.next("poweredOn again") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+        }
     }
 
     @Test func removingTheAdapterIsUnsupported() async throws {
-        let pair = try await Echo.echoPair()
-        defer { Task { await pair.close() } }
-        try await pair.poweredOn()
-        try await pair.rig.removeAdapter(id: pair.central.id)
-        _ = try await pair.events.next("unsupported") { if case .stateChanged(.unsupported) = $0 { true } else { false } }
-        #expect(await pair.driver.status().reason?.contains("removed") == true)
+        try await Echo.withEchoPair { pair in
+            try await pair.poweredOn()
+            try await pair.rig.removeAdapter(id: pair.central.id)
+            _ = try await pair.events.next("unsupported") { if case .stateChanged(.unsupported) = $0 { true } else { false } }
+            #expect(await pair.driver.status().reason?.contains("removed") == true)
+        }
     }
 }
 #endif

@@ -592,6 +592,7 @@ def apply_patches():
     # (e) Notifications. ---------------------------------------------------------------------
 
     original_start_notify = GattCharacteristicClientLink.__dict__["StartNotify"].original_method
+    original_read_value = GattCharacteristicClientLink.__dict__["ReadValue"].original_method
     original_stop_notify = GattCharacteristicClientLink.__dict__["StopNotify"].original_method
 
     @dbus_method(GattCharacteristicClientLink, "StartNotify")
@@ -638,6 +639,16 @@ def apply_patches():
             if not sessions:
                 await client.StopNotify()
         emit_changed(self, GATT_CHARACTERISTIC, "Notifying", "b", False)
+
+    # (i) A read updates the central's cached Value and emits it *before* the reply, as
+    # bluetoothd does (`chrc_read_cb` → `write_characteristic_cb`): drivers must not report
+    # the read twice. bluezoo replied without touching Value.
+    @dbus_method(GattCharacteristicClientLink, "ReadValue")
+    async def read_value(self, options):
+        prepared = {**options}
+        value = await original_read_value(self, prepared)
+        await self.Value.set_async(value)
+        return value
 
     # The central's Notifying is its own session state (the app's flag was shown before).
     GattCharacteristicClientLink.__dict__["Notifying"].property_getter = \

@@ -9,21 +9,39 @@ import TetherSimulator
 import Testing
 
 /// Fails with `message` if `operation` does not finish within `seconds` (real time: these tests
-/// talk to real processes).
+/// talk to real processes). The operation is cancelled and not awaited past the bound, so a
+/// step that ignores cancellation cannot stretch the wait.
 func within<T: Sendable>(_ seconds: Double, _ message: @autoclosure () -> String,
                          _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let text = message()
-    return try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            return nil
+    let claimed = LockedFlag()
+    return try await withCheckedThrowingContinuation { continuation in
+        let task = Task {
+            do {
+                let value = try await operation()
+                if claimed.claim() { continuation.resume(returning: value) }
+            } catch {
+                if claimed.claim() { continuation.resume(throwing: error) }
+            }
         }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw BlueZTestError("\(text) (nothing after \(seconds) s)")
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            guard claimed.claim() else { return }
+            task.cancel()
+            continuation.resume(throwing: BlueZTestError("\(text) (nothing after \(seconds) s)"))
         }
-        return value
+    }
+}
+
+/// A flag that can be claimed once, from any thread.
+final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var taken = false
+    /// True for the first caller only.
+    func claim() -> Bool {
+        lock.withLock {
+            defer { taken = true }
+            return !taken
+        }
     }
 }
 
@@ -107,7 +125,8 @@ struct BlueZPair: Sendable {
     let central: (id: UInt8, address: String)
     let peripheral: (id: UInt8, address: String)
     let driver: BlueZDriver
-    let events: EventRecorder
+    /// The driver's events, claimed by tests; nil when a ``Central`` consumes them instead.
+    let events: EventRecorder!
     let host: BlueZPeripheralHost
     let radio: VirtualRadio
     let peripheralID: PeripheralID
@@ -119,6 +138,7 @@ struct BlueZPair: Sendable {
     static func make(
         rig: BluezooRig? = nil,
         agent: BlueZPairingAgent? = BlueZPairingAgent(),
+        recordingEvents: Bool = true,
         _ makePeripheral: @SimulationActor @Sendable (VirtualRadio) -> PeripheralID
     ) async throws -> BlueZPair {
         let chosen: BluezooRig
@@ -134,9 +154,37 @@ struct BlueZPair: Sendable {
         let driver = BlueZDriver(configuration: BlueZDriverConfiguration(
             adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress, agent: agent,
             connectRetryDelay: .milliseconds(100)))
-        let events = EventRecorder(driver)
+        let events = recordingEvents ? EventRecorder(driver) : nil
         return BlueZPair(rig: rig, central: centralAdapter, peripheral: peripheralAdapter, driver: driver, events: events,
                          host: host, radio: radio, peripheralID: id)
+    }
+
+    /// Makes a pair, runs `body` with it and closes it, whether `body` succeeds or throws (the
+    /// shared rig must not collect adapters of finished tests).
+    static func with(
+        rig: BluezooRig? = nil,
+        agent: BlueZPairingAgent? = BlueZPairingAgent(),
+        recordingEvents: Bool = true,
+        peripheral makePeripheral: @SimulationActor @Sendable (VirtualRadio) -> PeripheralID,
+        _ body: (BlueZPair) async throws -> Void
+    ) async throws {
+        let pair = try await make(rig: rig, agent: agent, recordingEvents: recordingEvents, makePeripheral)
+        do {
+            try await body(pair)
+        } catch {
+            await pair.close()
+            throw error
+        }
+        await pair.close()
+    }
+
+    /// A central on the pair's driver, for device clients (make the pair with
+    /// `recordingEvents: false`: the driver's events have one consumer). Real time.
+    func makeCentral() async -> Central {
+        precondition(events == nil, "make the pair with recordingEvents: false to use a Central")
+        let central = Central(driver: driver)
+        await central.start()
+        return central
     }
 
     /// Stops both sides and removes the adapters.

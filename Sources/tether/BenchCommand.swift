@@ -23,6 +23,10 @@ struct BenchCommand: AsyncParsableCommand {
     var notifications = 200_000
 
     func run() async throws {
+        let selection = DriverSelection.current
+        if selection.driver == .bluez {
+            throw CLIError("bench measures Tether's own paths on the simulator (in virtual time); it cannot run on \(selection.origin)")
+        }
         do {
             report("newline_framer_throughput", try framerThroughput(), "MB/s")
             report("notification_cost", try await notificationCost(), "us/notification")

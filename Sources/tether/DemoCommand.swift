@@ -13,7 +13,7 @@ struct DemoCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let environment = await Environment.make(global.driver)
+        let environment = try await Environment.makeSimulated("the demo needs the simulator (it injects faults into the virtual radio)")
         guard let radio = environment.radio else {
             throw CLIError("the demo needs the simulator (it injects a link loss)")
         }
@@ -49,7 +49,7 @@ final class DemoTimeline: @unchecked Sendable {
     private func line(_ mark: String, _ text: String) {
         lock.lock()
         defer { lock.unlock() }
-        print("\(stamp())  \(mark) \(text)")
+        print("\(stamp())  \(mark) \(terminalSafe(text))")
         flushOutput()
     }
 

@@ -38,7 +38,7 @@ extension FlockCommands {
 
         func run() async throws {
             do {
-                let environment = await Environment.make(global.driver)
+                let environment = try await Environment.make(json: json)
                 let store = try DetectionStore(path: database ?? DetectionStore.defaultPath())
                 if let emulator = environment.emulators?.flock {
                     await FlockScenario.drive(emulator)
@@ -78,7 +78,7 @@ extension FlockCommands {
                 }
                 if !json {
                     let counts = try await store.countsByType().sorted { $0.value > $1.value }
-                    print("\(detections.count) detection(s)" + (counts.isEmpty ? "" : "; by type: " + counts.map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")))
+                    print("\(detections.count) detection(s)" + (counts.isEmpty ? "" : "; by type: " + counts.map { "\(terminalSafe($0.key.name)) \($0.value)" }.joined(separator: ", ")))
                 }
             } catch {
                 throw CLIError.from(error)
@@ -140,8 +140,8 @@ extension FlockCommands {
                 } else {
                     switch message {
                     case .detection(let detection): print(FlockStory.describe(detection, at: nil))
-                    case .stream(let event): print("stream \(event.evt): \(String(decoding: event.firmwareJSON(), as: UTF8.self))")
-                    case .invalid(let raw, let reason): print("invalid (\(reason)): \(raw)")
+                    case .stream(let event): print("stream \(terminalSafe(event.evt)): \(terminalSafe(String(decoding: event.firmwareJSON(), as: UTF8.self)))")
+                    case .invalid(let raw, let reason): print("invalid (\(terminalSafe("\(reason)"))): \(terminalSafe(raw))")
                     }
                 }
                 flushOutput()

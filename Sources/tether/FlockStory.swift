@@ -42,7 +42,7 @@ struct FlockStory {
             var count = 0
             for await event in streamEvents {
                 count += 1
-                if stream, !json { print("  stream \(event.evt): \(String(decoding: event.firmwareJSON(), as: UTF8.self))") }
+                if stream, !json { print("  stream \(terminalSafe(event.evt)): \(terminalSafe(String(decoding: event.firmwareJSON(), as: UTF8.self)))") }
             }
             return count
         }
@@ -66,7 +66,7 @@ struct FlockStory {
         outcome.streamEvents = await streamPrinter.value
         if !json, timeline == nil {
             let counts = try await store.countsByType().sorted { $0.value > $1.value }
-            print("\(outcome.detections.count) detection(s) this session; stored by type: " + counts.map { "\($0.key.name) \($0.value)" }.joined(separator: ", "))
+            print("\(outcome.detections.count) detection(s) this session; stored by type: " + counts.map { "\(terminalSafe($0.key.name)) \($0.value)" }.joined(separator: ", "))
         }
         return outcome
     }
@@ -75,7 +75,7 @@ struct FlockStory {
     static func describe(_ detection: Detection, at date: Date?) -> String {
         let time = date.map { ISO8601DateFormatter().string(from: $0) + "  " } ?? ""
         let who = [detection.mac, detection.ssid.map { "\"\($0)\"" }].compactMap { $0 }.joined(separator: " ")
-        return time + pad(detection.type.name, 26) + pad(detection.proximity.rawValue, 10) + pad("\(detection.rssi) dBm", 9) + String(format: "%.2f  ", detection.confidence) + who
+        return time + pad(terminalSafe(detection.type.name), 26) + pad(detection.proximity.rawValue, 10) + pad("\(detection.rssi) dBm", 9) + String(format: "%.2f  ", detection.confidence) + terminalSafe(who)
     }
 
     /// Accepts `YYYY-MM-DD` or full ISO 8601.

@@ -43,11 +43,11 @@ extension GripFitCommands {
         }
 
         func run() async throws {
-            let environment = await Environment.make(global.driver)
+            let environment = try await Environment.make(json: json)
             let manager = BLEManager(central: environment.central)
             do {
                 let device = try await GripFitFlow.findAndConnect(manager)
-                if !json { print("Connected to \(device.name) (\(device.id)); firmware \(await manager.deviceInfo?.firmwareVersion ?? "?")") }
+                if !json { print("Connected to \(terminalSafe(device.name)) (\(device.id)); firmware \(terminalSafe(await manager.deviceInfo?.firmwareVersion ?? "?"))") }
                 if let rate { try await GripFitFlow.setRate(manager, rate) }
                 if tare { try await GripFitFlow.tare(manager) }
                 let record = try await GripFitFlow.record(manager, seconds: seconds, output: json ? .json : .live)
@@ -121,8 +121,8 @@ extension GripFitCommands {
                 print((try? jsonLine(record)) ?? "")
             } else {
                 switch result {
-                case .success(let message): print(record.kind, record.value.map(String.init) ?? record.status ?? record.version ?? "", message.line)
-                case .failure(let failure): print("invalid", failure)
+                case .success(let message): print(record.kind, terminalSafe(record.value.map(String.init) ?? record.status ?? record.version ?? ""), terminalSafe(message.line))
+                case .failure(let failure): print("invalid", terminalSafe("\(failure)"))
                 }
             }
         }

@@ -106,7 +106,7 @@ extension KiroCommands {
         func run() async throws {
             do {
                 let dayPack = try day.map { try JSONDecoder().decode(DayPack.self, from: Data(contentsOf: URL(fileURLWithPath: $0))) } ?? KiroSampleDay.dayPack()
-                let environment = await Environment.make(global.driver)
+                let environment = try await Environment.make()
                 let store = try SQLiteFocusSessionStore(path: SQLiteFocusSessionStore.defaultPath())
                 try await KiroStory(central: environment.central, radio: environment.radio, emulator: environment.emulators?.kiro,
                                     timeline: DemoTimeline(), focusStore: store)

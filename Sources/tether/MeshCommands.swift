@@ -35,10 +35,18 @@ struct MeshTarget: ParsableArguments {
     @Option(help: "Seconds allowed for connecting and the startup sequence.")
     var timeout: Double = 60
 
+    @Option(help: "The radio's pairing PIN (6 digits), given when BlueZ pairs over BLE. Ignored by the other drivers and by --tcp/--serial.")
+    var pin: String?
+
     func validate() throws {
         let chosen = [ble != nil, tcp != nil, serial != nil].filter { $0 }.count
         guard chosen <= 1 else { throw ValidationError("choose one of --ble, --tcp and --serial") }
         if let tcp { _ = try Self.hostAndPort(tcp) }
+        if let pin {
+            guard (1...6).contains(pin.count), pin.allSatisfy(\.isASCII), pin.allSatisfy(\.isNumber) else {
+                throw ValidationError("--pin wants the radio's PIN: up to 6 digits (got \(terminalSafe(pin)))")
+            }
+        }
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
     }
 
@@ -57,19 +65,22 @@ struct MeshTarget: ParsableArguments {
     func open(reconnect: Bool = false, prepare: (ConnectionManager) async -> Void = { _ in }) async throws -> MeshLink {
         let transport: any MeshTransport
         var environment: Environment?
+        if tcp != nil || serial != nil, pin != nil {
+            note("tether: --pin is ignored with \(tcp != nil ? "--tcp" : "--serial") (only BLE pairs)")
+        }
         if let tcp {
             let (host, port) = try Self.hostAndPort(tcp)
             transport = StreamTransport.tcp(host: host, port: port)
         } else if let serial {
             transport = StreamTransport.serial(path: serial)
         } else {
-            let env = await Environment.make(global.driver)
+            let env = try await Environment.make(json: json, pin: pin)
             environment = env
             try await env.central.requirePoweredOn()
             // On the simulator, the default radio is the world's "Tether Base".
             let name = ble ?? (env.emulators.map { _ in "\(MeshCoreBLE.namePrefix)-\(MeshNetwork.demoRadioName)" })
             let found = try await BLETransport.discover(on: env.central, name: name)
-            note("Found \(found.name ?? "radio") (\(found.rssi) dBm)")
+            note("Found \(terminalSafe(found.name ?? "radio")) (\(found.rssi) dBm)")
             transport = await BLETransport(central: env.central, peripheral: found.id)
         }
         let store = try MeshStore(path: database ?? MeshStore.defaultPath())
@@ -78,10 +89,16 @@ struct MeshTarget: ParsableArguments {
             session: session, store: store,
             configuration: .init(reconnectPolicy: reconnect ? .persistent : .never))
         await prepare(manager)
-        try await within(timeout, "connecting to the radio") { try await manager.connect() }
+        do {
+            try await within(timeout, "connecting to the radio") { try await manager.connect() }
+        } catch {
+            // A radio that wants a PIN fails the pairing without one.
+            guard environment?.driver == .bluez, pin == nil else { throw error }
+            throw CLIError("\(CLIError.from(error).message) (if the radio asks for a PIN, pass --pin)")
+        }
         if let info = await manager.selfInfo {
             let firmware = await manager.deviceInfo?.firmwareVersion ?? "?"
-            note("Connected to \(info.name) (firmware \(firmware)), \(await manager.contacts.count) contacts")
+            note("Connected to \(terminalSafe(info.name)) (firmware \(terminalSafe(firmware))), \(await manager.contacts.count) contacts")
         }
         return MeshLink(manager: manager, environment: environment, json: json)
     }
@@ -177,11 +194,11 @@ extension MeshCommands {
             try await MeshLink.with(target) { link in
                 guard let contact = await link.manager.contact(named: name) else {
                     let known = await link.manager.contacts.map(\.name).joined(separator: ", ")
-                    throw CLIError("no contact named \(name) (known: \(known.isEmpty ? "none" : known))")
+                    throw CLIError("no contact named \(name) (known: \(known.isEmpty ? "none" : terminalSafe(known)))")
                 }
                 let message = try await link.manager.sendMessage(text, to: contact, attempts: attempts)
                 let row = MeshMessageRow(message, contact: contact.name)
-                try link.emit(row, text: "Delivered to \(contact.name)" + (message.roundTrip.map { " (round trip \($0) ms)" } ?? ""))
+                try link.emit(row, text: "Delivered to \(terminalSafe(contact.name))" + (message.roundTrip.map { " (round trip \($0) ms)" } ?? ""))
             }
         }
     }
@@ -197,7 +214,7 @@ extension MeshCommands {
             try await MeshLink.with(target) { link in
                 let message = try await link.manager.sendChannelMessage(text, channel: index)
                 let name = await link.manager.channels.first { $0.index == index }?.name ?? "channel \(index)"
-                try link.emit(MeshMessageRow(message, contact: nil), text: "Sent on \(name)")
+                try link.emit(MeshMessageRow(message, contact: nil), text: "Sent on \(terminalSafe(name))")
             }
         }
     }

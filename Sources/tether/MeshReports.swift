@@ -36,10 +36,10 @@ struct MeshInfoReport: Encodable {
 
     var text: String {
         """
-        \(name)  key \(publicKey.prefix(12))…
+        \(terminalSafe(name))  key \(publicKey.prefix(12))…
         radio    \(String(format: "%.3f", frequencyMHz)) MHz, BW \(String(format: "%g", bandwidthKHz)) kHz, SF\(spreadingFactor), CR\(codingRate), \(txPower) dBm
-        firmware \(firmware ?? "?") (code \(firmwareVersionCode.map(String.init) ?? "?")), up to \(maxContacts.map(String.init) ?? "?") contacts and \(maxChannels.map(String.init) ?? "?") channels
-        contacts \(contacts); channels \(channels.isEmpty ? "none" : channels.joined(separator: ", "))
+        firmware \(terminalSafe(firmware ?? "?")) (code \(firmwareVersionCode.map(String.init) ?? "?")), up to \(maxContacts.map(String.init) ?? "?") contacts and \(maxChannels.map(String.init) ?? "?") channels
+        contacts \(contacts); channels \(channels.isEmpty ? "none" : terminalSafe(channels.joined(separator: ", ")))
         """
     }
 }
@@ -59,7 +59,7 @@ struct MeshContactRow: Encodable {
         lastAdvert = contact.lastAdvert
     }
 
-    var text: String { pad(name, 18) + pad(type, 10) + pad(String(publicKey.prefix(12)), 14) + path }
+    var text: String { pad(terminalSafe(name), 18) + pad(type, 10) + pad(String(publicKey.prefix(12)), 14) + path }
 }
 
 struct MeshMessageRow: Encodable {
@@ -138,8 +138,8 @@ struct MeshListenLine: Encodable {
     /// The human-readable line.
     var line: String {
         switch event {
-        case "direct": "\(from ?? "?") → me: \(text ?? "")"
-        case "channel": "[#\(channel ?? 0)] \(from ?? "?"): \(text ?? "")"
+        case "direct": "\(terminalSafe(from ?? "?")) → me: \(terminalSafe(text ?? ""))"
+        case "channel": "[#\(channel ?? 0)] \(terminalSafe(from ?? "?")): \(terminalSafe(text ?? ""))"
         case "ack": "ack \(String(format: "%08x", ack ?? 0)) (round trip \(roundTripMs ?? 0) ms)"
         default: "(link \(state ?? "?"))"
         }

@@ -19,7 +19,7 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = await Environment.make(global.driver)
+        let environment = try await Environment.make(json: json)
         do {
             let stream = try await environment.central.scan(timeout: .milliseconds(Int(seconds * 1000)))
             var count = 0
@@ -32,7 +32,7 @@ struct ScanCommand: AsyncParsableCommand {
                     print(try jsonLine(ScanRecord(peripheral)))
                 } else {
                     let services = peripheral.advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ",")
-                    print(pad(peripheral.displayName ?? "(unnamed)", 22) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
+                    print(pad(terminalSafe(peripheral.displayName) ?? "(unnamed)", 22) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
                 }
             }
             if !json { print("\(count) peripheral(s)") }
@@ -66,7 +66,7 @@ struct ScanRecord: Encodable {
 func jsonLine(_ value: some Encodable) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return String(decoding: try encoder.encode(value), as: UTF8.self)
+    return terminalSafeJSON(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 
 func pad(_ text: String, _ width: Int) -> String {

@@ -8,10 +8,21 @@ struct Tether: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether",
         abstract: "Talk to Bluetooth LE devices — or to their faithful emulators.",
-        discussion: "The default driver is the simulator: a virtual radio hosting every device emulator Tether has, so every command works without hardware.",
+        discussion: """
+            The driver is chosen by --driver (anywhere on the command line), else $TETHER_DRIVER, \
+            else auto: BlueZ when bluetoothd is running with an adapter, otherwise the simulator — \
+            a virtual radio hosting every device emulator Tether has, so every command works \
+            without hardware. auto says on standard error which one it chose and why.
+            """,
         version: "0.1.0",
-        subcommands: [ScanCommand.self, DemoCommand.self, BenchCommand.self, GripFitCommands.self, KiroCommands.self, TybeCommands.self, FlockCommands.self, MeshCommands.self]
+        subcommands: [
+            ScanCommand.self, AdaptersCommand.self, DemoCommand.self, BenchCommand.self, GripFitCommands.self, KiroCommands.self,
+            TybeCommands.self, FlockCommands.self, MeshCommands.self, EmulateCommand.self,
+        ]
     )
+
+    /// Shown in the root help; the values are taken out of the command line before parsing.
+    @OptionGroup var global: GlobalOptions
 
     static func main() async {
         LoggingSystem.bootstrap { label in
@@ -19,47 +30,39 @@ struct Tether: AsyncParsableCommand {
             handler.logLevel = ProcessInfo.processInfo.environment["TETHER_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
             return handler
         }
+        let arguments: [String]
         do {
-            var command = try parseAsRoot(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+            let (selection, rest) = try DriverSelection.extract(
+                from: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            DriverSelection.current = selection
+            arguments = rest
+        } catch {
+            fail(CLIError.from(error))
+        }
+        do {
+            var command = try parseAsRoot(arguments)
             if var async = command as? AsyncParsableCommand {
                 try await async.run()
             } else {
                 try command.run()
             }
         } catch let error as CLIError {
-            FileHandle.standardError.write(Data("tether: \(error.message)\n".utf8))
-            Foundation.exit(1)
+            await ExitCleanup.shared.run()
+            fail(error)
         } catch {
+            await ExitCleanup.shared.run()
             exit(withError: error)
         }
+        // Disconnect what the command left connected (BlueZ keeps links after its client dies).
+        await ExitCleanup.shared.run()
     }
-}
 
-/// Moves `--driver X` written before the subcommand to after it, so the global option works
-/// in either place (`tether --driver simulator scan` and `tether scan --driver simulator`).
-func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
-    var globals: [String] = []
-    var rest: [String] = []
-    var index = 0
-    var seenSubcommand = false
-    while index < arguments.count {
-        let argument = arguments[index]
-        if !seenSubcommand, argument == "--driver", index + 1 < arguments.count {
-            globals += [argument, arguments[index + 1]]
-            index += 2
-            continue
-        }
-        if !seenSubcommand, argument.hasPrefix("--driver=") {
-            globals.append(argument)
-            index += 1
-            continue
-        }
-        if !argument.hasPrefix("-") { seenSubcommand = true }
-        rest.append(argument)
-        index += 1
+    /// Prints the error as one line on standard error and exits with 1.
+    private static func fail(_ error: CLIError) -> Never {
+        fflush(nil)
+        FileHandle.standardError.write(Data("tether: \(terminalSafe(error.message))\n".utf8))
+        Foundation.exit(1)
     }
-    guard let subcommand = rest.firstIndex(where: { !$0.hasPrefix("-") }) else { return rest + globals }
-    return Array(rest[...subcommand]) + globals + Array(rest[(subcommand + 1)...])
 }
 
 /// A failure the CLI reports as one line and a non-zero exit.
@@ -77,10 +80,18 @@ extension CLIError {
     }
 }
 
-/// Options every subcommand takes.
+/// The driver options. They are accepted anywhere on the command line, before or after any
+/// subcommand: `Tether.main` takes them out before parsing (see ``DriverSelection``), so these
+/// properties are never set and exist for the help; read ``DriverSelection/current``.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "The Bluetooth driver: simulator (default) or corebluetooth (on Linux: the CoreBluetooth look-alike over the simulator).")
-    var driver: DriverChoice = .simulator
+    @Option(help: ArgumentHelp(
+        "The Bluetooth driver (default: $TETHER_DRIVER, else auto).",
+        discussion: "auto is BlueZ when bluetoothd runs with an adapter, else the simulator; corebluetooth on Linux is the CoreBluetooth look-alike over the simulator.",
+        valueName: "driver"))
+    var driver: DriverChoice?
+
+    @Option(help: ArgumentHelp("The BlueZ adapter, e.g. hci1 (default: the first powered one). Ignored by other drivers.", valueName: "hciN"))
+    var adapter: String?
 }
 
 /// Flushes standard output so a timeline shows up as it happens, even through a pipe.

@@ -72,7 +72,7 @@ extension TybeCommands {
         var text: String
 
         func run() async throws {
-            let environment = await Environment.make(global.driver)
+            let environment = try await Environment.make()
             try await TybeSetup.selectHost(options.host, in: environment)
             let client = TybeClient(central: environment.central, bridgeName: options.bridge)
             let events = await client.events()
@@ -82,9 +82,9 @@ extension TybeCommands {
                     case .status(let status):
                         print("status seq \(status.seq): \(status.errorDescription ?? "OK")\(status.ackReceived ? " · ACK" : "")\(status.dongleLinked ? " · dongle linked" : " · dongle not linked")")
                     case .untypeable(let characters):
-                        print("cannot type: " + characters.map { "\"\($0.character)\"" }.joined(separator: ", "))
+                        print("cannot type: " + characters.map { "\"\(terminalSafe(String($0.character)))\"" }.joined(separator: ", "))
                     case .problem(let what):
-                        print("problem: \(what)")
+                        print("problem: \(terminalSafe(what))")
                     default:
                         break
                     }
@@ -98,7 +98,7 @@ extension TybeCommands {
                 print("sent \(plan.keystrokes.count) keys in \(statuses.count) frame(s); \(statuses.filter { $0.errorCode != 0 }.count) with errors")
                 if let dongle = environment.emulators?.tybe.dongle {
                     try await Task.sleep(for: .milliseconds(Int(plan.keystrokes.count) * 10 + 200))
-                    print("the host typed: \(await dongle.host.text)")
+                    print("the host typed: \(terminalSafe(await dongle.host.text))")
                 }
                 await client.reset()
                 printer.cancel()
@@ -118,7 +118,7 @@ extension TybeCommands {
 
         func run() async throws {
             guard isatty(STDIN_FILENO) != 0 else { throw CLIError("the live keyboard needs a terminal (use `tether tybe type` for piped text)") }
-            let environment = await Environment.make(global.driver)
+            let environment = try await Environment.make()
             try await TybeSetup.selectHost(options.host, in: environment)
             let client = TybeClient(central: environment.central, bridgeName: options.bridge)
             let model = await TybeViewModel(store: FileTybeSettingsStore(path: TybeSetup.settingsPath))
@@ -127,8 +127,8 @@ extension TybeCommands {
             let renderer = Task { @MainActor in
                 for await event in events {
                     model.apply(event)
-                    var line = model.statusLine + "  last: \(model.lastKey ?? "—")"
-                    if let host { line += "  host: \(String((await host.text).suffix(24)).replacingOccurrences(of: "\n", with: "⏎"))" }
+                    var line = terminalSafe(model.statusLine) + "  last: \(terminalSafe(model.lastKey ?? "—"))"
+                    if let host { line += "  host: \(terminalSafe(String((await host.text).suffix(24)).replacingOccurrences(of: "\n", with: "⏎")))" }
                     print("\r\u{1B}[2K" + line, terminator: "")
                     flushOutput()
                 }
@@ -185,6 +185,8 @@ final class RawTerminal: @unchecked Sendable {
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
         raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
         active = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0
+        // Restored also when the process ends on a signal the BlueZ driver handles (SIGTERM).
+        if active { ExitCleanup.shared.add { [self] in restore() } }
     }
 
     /// Reads what the terminal has (blocking off the cooperative pool).

@@ -1,0 +1,167 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import TetherCore
+import TetherSimulator
+#if os(Linux)
+import TetherBlueZPeripheral
+#endif
+
+/// `tether emulate <device> --bluez`: a device emulator served over the air, so real centrals
+/// (phones, the device's own app, another `tether`) can scan for it and connect.
+struct EmulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulate",
+        abstract: "Serve a device emulator over the air as a real Bluetooth LE peripheral.",
+        discussion: """
+            --bluez publishes the emulator's GATT table and advertisement through bluetoothd \
+            (Linux); it is the only way to serve one for now. Every central's connection, \
+            subscription, write and read is printed as it happens; notifications are \
+            summarised once a second. Ctrl-C (or SIGTERM) unregisters the advertisement and \
+            the GATT application and exits. For MeshCore over TCP or a pseudo-terminal, see \
+            `tether mesh emulate`.
+            """)
+
+    @Argument(help: ArgumentHelp("The emulator to serve (--list describes them).", valueName: "device"))
+    var device: EmulatedDevice?
+
+    @Flag(help: "Serve it through BlueZ (bluetoothd), as a GATT application and an LE advertisement.")
+    var bluez = false
+
+    @Flag(help: "List what can be emulated: name, advertised name and services.")
+    var list = false
+
+    /// Taken out of the command line with `--driver` (see ``DriverSelection``); here for the help.
+    @Option(help: ArgumentHelp("The BlueZ adapter that becomes the peripheral (default: the first powered one).", valueName: "hciN"))
+    var adapter: String?
+
+    @Option(help: ArgumentHelp("Register the advertisement again every SECONDS (for controllers that advertise once only, such as btvirt).", valueName: "seconds"))
+    var readvertise: Double?
+
+    @Flag(help: "Also stop when standard input reaches end of file (for scripts and tests).")
+    var untilStdinCloses = false
+
+    func validate() throws {
+        if list { return }
+        guard device != nil else {
+            throw ValidationError("name the emulator to serve: \(EmulatedDevice.allValueStrings.joined(separator: ", ")) (or --list)")
+        }
+        if let readvertise, !(readvertise >= 0.5 && readvertise <= 3600) {
+            throw ValidationError("--readvertise must be between 0.5 and 3600 seconds")
+        }
+    }
+
+    func run() async throws {
+        if list { return await Self.printList() }
+        guard let device else { return }
+        guard bluez else {
+            throw CLIError("emulate serves \(device.rawValue) over the air, and BlueZ is the only way to do that for now: add --bluez (Linux, bluetoothd with an adapter)")
+        }
+        #if os(Linux)
+        try await serve(device)
+        #else
+        throw CLIError("--bluez needs Linux (bluetoothd); this system cannot serve an emulator over the air yet")
+        #endif
+    }
+
+    /// One line per emulator: name, advertised name, services, what it is.
+    static func printList() async {
+        print(pad("DEVICE", 9) + pad("ADVERTISED AS", 24) + pad("SERVICES", 38) + "WHAT")
+        for device in EmulatedDevice.allCases {
+            let setup = await EmulatedSetup.make(device, log: { _ in })
+            await setup.shutdown()
+            let services = setup.services.map(\.uuidString).joined(separator: ",")
+            print(pad(device.rawValue, 9) + pad("\"\(terminalSafe(setup.name ?? ""))\"", 24) + pad(services.isEmpty ? "-" : services, 38) + device.summary)
+        }
+    }
+
+    #if os(Linux)
+    private func serve(_ device: EmulatedDevice) async throws {
+        // Before anything is registered: Ctrl-C from here on unregisters cleanly.
+        let termination = Termination(stdin: untilStdinCloses)
+        let printer = ActivityPrinter()
+        let setup = await EmulatedSetup.make(device, log: { printer.line($0) })
+        let configuration = BlueZPeripheralHostConfiguration(
+            adapter: DriverSelection.current.adapter,
+            readvertiseInterval: readvertise.map { .milliseconds(Int64(($0 * 1000).rounded())) })
+        let host = BlueZPeripheralHost(radio: setup.radio, peripheral: setup.peripheral, configuration: configuration,
+                                       logger: BlueZSupport.logger("tether.bluez.peripheral"))
+        let activity = Task {
+            for await event in host.activity {
+                printer.handle(event)
+                if case .centralConnected = event { await setup.centralConnected() }
+            }
+        }
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                printer.tick()
+            }
+        }
+        let started = await resultWithin(30) { () -> String? in
+            do {
+                try await host.start()
+                return nil
+            } catch {
+                return (error as? BlueZPeripheralHostError)?.message ?? "\(error)"
+            }
+        }
+        if started != .some(nil) {
+            _ = await resultWithin(5) { await host.stop() }
+            activity.cancel()
+            ticker.cancel()
+            await setup.shutdown()
+            throw CLIError("cannot serve \(device.rawValue) over BlueZ: \(started.flatMap { $0 } ?? "bluetoothd did not answer within 30 s")")
+        }
+        printer.line("serving \(device.rawValue) (\"\(terminalSafe(setup.name ?? ""))\", services \(setup.services.map(\.uuidString).joined(separator: ", "))); Ctrl-C stops")
+        let reason = await termination.wait()
+        printer.line("\(reason): stopping")
+        await host.stop()
+        // Let the last activity lines out, then summarise what was held back.
+        try? await Task.sleep(for: .milliseconds(100))
+        activity.cancel()
+        ticker.cancel()
+        printer.tick()
+        await setup.shutdown()
+        printer.line("stopped: advertisement and GATT application unregistered")
+    }
+    #endif
+}
+
+/// SIGINT, SIGTERM or (optionally) the end of standard input, whichever comes first; the
+/// handlers are installed at creation, so a signal that arrives early is not lost.
+final class Termination: @unchecked Sendable {
+    private let stream: AsyncStream<String>
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(stdin: Bool) {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        self.stream = stream
+        for (signalNumber, name) in [(SIGINT, "interrupted"), (SIGTERM, "terminated")] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { continuation.yield(name) }
+            source.resume()
+            sources.append(source)
+        }
+        if stdin {
+            Thread.detachNewThread {
+                // Blocking reads on a thread of its own; empty data means end of file.
+                while !FileHandle.standardInput.availableData.isEmpty {}
+                continuation.yield("standard input closed")
+            }
+        }
+    }
+
+    /// Waits for the first of them and returns what it was.
+    func wait() async -> String {
+        for await reason in stream {
+            for source in sources { source.cancel() }
+            // A second Ctrl-C while stopping ends the process at once.
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+            return reason
+        }
+        return "stopped"
+    }
+}

@@ -34,6 +34,8 @@ final class PrivateBus: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     private var reaped = false
+    /// The watchdog's stdin; closed on ``stop()`` (the daemon is already dead by then).
+    private var watchdog: Pipe?
 
     private init(address: DBusAddress, process: Process, output: Pipe, exited: DispatchSemaphore, directory: URL) {
         self.address = address
@@ -135,7 +137,23 @@ final class PrivateBus: @unchecked Sendable {
             _ = Glibc.kill(process.processIdentifier, SIGKILL)
             throw TestFailure("dbus-daemon printed an address Tether cannot parse: '\(text)': \(error)")
         }
-        return PrivateBus(address: address, process: process, output: output, exited: exited, directory: directory)
+        let bus = PrivateBus(address: address, process: process, output: output, exited: exited, directory: directory)
+        bus.watchdog = try? startWatchdog(for: process.processIdentifier)
+        return bus
+    }
+
+    /// A shell that kills the daemon when its stdin closes: the test process's end of the pipe
+    /// closes however that process ends (a crash, a kill), so no daemon outlives its tests.
+    private static func startWatchdog(for pid: Int32) throws -> Pipe {
+        let watchdog = Process()
+        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
+        watchdog.arguments = ["-c", "read -r _; kill -9 \(pid) 2>/dev/null"]
+        let input = Pipe()
+        watchdog.standardInput = input
+        watchdog.standardOutput = FileHandle.nullDevice
+        watchdog.standardError = FileHandle.nullDevice
+        try watchdog.run()
+        return input
     }
 
     /// Reads the first line the daemon prints, waiting on `poll` with a deadline.
@@ -189,6 +207,7 @@ final class PrivateBus: @unchecked Sendable {
         }
         guard first else { return }
         kill()
+        try? watchdog?.fileHandleForWriting.close()
         try? FileManager.default.removeItem(at: directory)
     }
 }

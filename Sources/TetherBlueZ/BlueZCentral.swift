@@ -22,8 +22,11 @@ final class BlueZCentral: @unchecked Sendable {
         var reportedConnected = false
         var cancelRequested = false
         var retryScheduled = false
-        /// Bumped when the link goes down, so late replies of an earlier link are ignored.
-        var generation = 0
+        /// BlueZ has no object for the device (never seen, or forgotten 30 s after a scan):
+        /// discovery runs until it reappears, then `Connect` is issued.
+        var awaitingDevice = false
+        /// Renewed when the link or attempt ends, so late replies of an earlier one are ignored.
+        var generation: Int
         var pendingServiceDiscovery: [[BluetoothUUID]?] = []
         var characteristics: [CharacteristicPath: DBusObjectPath] = [:]
         var byObjectPath: [DBusObjectPath: CharacteristicPath] = [:]
@@ -44,6 +47,9 @@ final class BlueZCentral: @unchecked Sendable {
     /// or two in flight; this bounds a misbehaving caller).
     static let maximumQueuedOperations = 256
 
+    /// Notifications held back while a read is outstanding on their characteristic, at most.
+    static let maximumHeldValues = 256
+
     let connection: DBusConnection
     let configuration: BlueZDriverConfiguration
     let logger: Logger
@@ -58,9 +64,19 @@ final class BlueZCentral: @unchecked Sendable {
     private var allowDuplicates = false
     private var discoveryActive = false
     private var links: [PeripheralID: Link] = [:]
+    /// Driver-wide, ever increasing: a reply of an earlier link or attempt never matches a
+    /// newer one, even for the same peripheral.
+    private var generationCounter = 0
+
+    private func nextGeneration() -> Int {
+        generationCounter += 1
+        return generationCounter
+    }
     private var agentTree: DBusObjectTree?
     private var agentCapability: String?
     private var loadGeneration = 0
+    /// bluetoothd's tree has been read since it (re)appeared.
+    private var treeLoaded = false
     private static let agentPath: DBusObjectPath = "/org/tether/agent"
 
     init(connection: DBusConnection, configuration: BlueZDriverConfiguration, logger: Logger,
@@ -104,12 +120,17 @@ final class BlueZCentral: @unchecked Sendable {
                                       member: "NameOwnerChanged", arg0: BlueZ.service)
         let bluezRule = DBusMatchRule(sender: BlueZ.service)
         // Handlers first, then the bus routes: nothing sent in between is missed (bleak#374).
-        connection.onSignal(ownerRule) { [self] message in nameOwnerChanged(message) }
-        connection.onSignal(DBusMatchRule()) { [self] message in
-            guard message.sender != "org.freedesktop.DBus", message.sender == bluezOwner else { return }
-            bluezSignal(message)
+        // Weak: the connection's tables must not keep the driver alive.
+        connection.onSignal(ownerRule) { [weak self] message in
+            // Only the bus daemon speaks for name ownership (anyone can send a signal).
+            guard message.sender == "org.freedesktop.DBus" else { return }
+            self?.nameOwnerChanged(message)
         }
-        connection.onDisconnect { [self] error in busLost(error) }
+        connection.onSignal(DBusMatchRule()) { [weak self] message in
+            guard let self, message.sender != "org.freedesktop.DBus", message.sender == self.bluezOwner else { return }
+            self.bluezSignal(message)
+        }
+        connection.onDisconnect { [weak self] error in self?.busLost(error) }
         do {
             try await connection.addMatch(ownerRule)
             try await connection.addMatch(bluezRule)
@@ -142,6 +163,7 @@ final class BlueZCentral: @unchecked Sendable {
     /// Reads bluetoothd's whole tree and picks the adapter.
     private func load(_ done: @escaping @Sendable () -> Void) {
         loadGeneration += 1
+        treeLoaded = false
         let generation = loadGeneration
         connection.call(.methodCall(destination: BlueZ.service, path: .root, interface: BlueZ.objectManagerInterface,
                                     member: "GetManagedObjects"), timeout: configuration.callTimeout) { [self] result in
@@ -149,6 +171,7 @@ final class BlueZCentral: @unchecked Sendable {
             switch result {
             case .success(let reply):
                 mirror.load(reply.body.first ?? .array(.byte, []))
+                treeLoaded = true
                 chooseAdapter()
                 registerAgent(then: done)
             case .failure(let error):
@@ -170,7 +193,7 @@ final class BlueZCentral: @unchecked Sendable {
             if chosen == nil {
                 adapterPath = nil
                 setState(.unsupported, reason: adapters.isEmpty ? "no Bluetooth adapter"
-                    : "no adapter \(wanted) (have \(adapters.map(\.lastElement).joined(separator: ", ")))")
+                    : "no adapter \(wanted) (have \(Self.list(adapters.map(\.lastElement))))")
                 return
             }
         } else {
@@ -183,6 +206,13 @@ final class BlueZCentral: @unchecked Sendable {
         }
         adapterPath = chosen
         updateAdapterState()
+    }
+
+    /// A short list for a sentence: the first few names, then how many more.
+    static func list(_ names: [String], limit: Int = 6) -> String {
+        let sorted = names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+        let shown = sorted.prefix(limit).joined(separator: ", ")
+        return sorted.count > limit ? "\(shown) and \(sorted.count - limit) more" : shown
     }
 
     private func updateAdapterState() {
@@ -200,7 +230,9 @@ final class BlueZCentral: @unchecked Sendable {
     private func registerAgent(then done: @escaping @Sendable () -> Void) {
         guard let agent = configuration.agent, agentTree == nil else { return done() }
         let tree = DBusObjectTree(connection: connection, root: Self.agentPath)
-        tree.add(Self.agentPath, interfaces: [agent.interface(logger: logger)])
+        tree.add(Self.agentPath, interfaces: [agent.interface(logger: logger) { [weak self] device in
+            self?.isOurDevice(device) ?? false
+        }])
         tree.export()
         agentTree = tree
         call("/org/bluez", BlueZ.agentManagerInterface, "RegisterAgent", [.objectPath(Self.agentPath), .string(agent.capability)]) { [self] result in
@@ -214,6 +246,12 @@ final class BlueZCentral: @unchecked Sendable {
                 done()
             }
         }
+    }
+
+    /// Whether `device` is one this driver is connecting or connected to (the agent answers
+    /// for those only). On the connection's queue.
+    private func isOurDevice(_ device: DBusObjectPath) -> Bool {
+        links.values.contains { $0.path == device && ($0.wanted || $0.reportedConnected) }
     }
 
     // MARK: State
@@ -230,7 +268,7 @@ final class BlueZCentral: @unchecked Sendable {
             discoveryActive = false
             dropAllLinks(error: .bluetoothUnavailable(newState))
         }
-        if newState == .poweredOn, scanRequested { startDiscovery() }
+        if newState == .poweredOn, discoveryWanted { startDiscovery() }
     }
 
     private func dropAllLinks(error: DriverError) {
@@ -240,7 +278,10 @@ final class BlueZCentral: @unchecked Sendable {
                 linkDown(id, error: link.cancelRequested ? nil : error)
             } else if link.wanted || link.connectInFlight {
                 link.wanted = false
-                link.generation += 1
+                link.connectInFlight = false
+                link.retryScheduled = false
+                link.awaitingDevice = false
+                link.generation = nextGeneration()
                 links[id] = link
                 emit(.failedToConnect(id, .bluetoothUnavailable(state)))
             }
@@ -256,6 +297,7 @@ final class BlueZCentral: @unchecked Sendable {
             loadGeneration += 1
             setState(.resetting, reason: "bluetoothd restarted or stopped")
             mirror.removeAll()
+            treeLoaded = false
             adapterPath = nil
             agentTree?.unexport()
             agentTree = nil
@@ -278,8 +320,13 @@ final class BlueZCentral: @unchecked Sendable {
         switch (message.interface, message.member) {
         case (BlueZ.objectManagerInterface, "InterfacesAdded"):
             guard let (path, interfaces) = mirror.interfacesAdded(message.body) else { return }
-            if interfaces.contains(BlueZ.adapterInterface), adapterPath == nil, bluezOwner != nil { chooseAdapter() }
-            if interfaces.contains(BlueZ.deviceInterface) { deviceSeen(path, changed: nil) }
+            // Until GetManagedObjects answered, the mirror holds only what was announced
+            // meanwhile: choosing now would pick from a partial tree.
+            if interfaces.contains(BlueZ.adapterInterface), adapterPath == nil, bluezOwner != nil, treeLoaded { chooseAdapter() }
+            if interfaces.contains(BlueZ.deviceInterface) {
+                deviceSeen(path, changed: nil)
+                deviceAvailable(path)
+            }
             if interfaces.contains(BlueZ.serviceInterface) || interfaces.contains(BlueZ.characteristicInterface) {
                 gattChanged(under: path)
             }
@@ -299,7 +346,7 @@ final class BlueZCentral: @unchecked Sendable {
             switch interface {
             case BlueZ.adapterInterface where path == adapterPath:
                 updateAdapterState()
-                if changed["Discovering"]?.bool == false, discoveryActive, scanRequested, state == .poweredOn {
+                if changed["Discovering"]?.bool == false, discoveryActive, discoveryWanted, state == .poweredOn {
                     // Another client's StopDiscovery or a controller restart: ask again.
                     discoveryActive = false
                     startDiscovery()
@@ -342,11 +389,23 @@ final class BlueZCentral: @unchecked Sendable {
 
     func stopScan() {
         scanRequested = false
-        guard discoveryActive, let adapterPath else { return }
-        discoveryActive = false
-        call(adapterPath, BlueZ.adapterInterface, "StopDiscovery") { [self] result in
-            if case .failure(let error) = result, !error.message.contains("No discovery started") {
-                logger.debug("StopDiscovery: \(error)")
+        updateDiscovery()
+    }
+
+    /// Discovery runs while the app scans or a connection waits for its device to reappear.
+    private var discoveryWanted: Bool {
+        scanRequested || links.values.contains { $0.awaitingDevice && $0.wanted }
+    }
+
+    private func updateDiscovery() {
+        if discoveryWanted {
+            if state == .poweredOn { startDiscovery() }
+        } else if discoveryActive, let adapterPath {
+            discoveryActive = false
+            call(adapterPath, BlueZ.adapterInterface, "StopDiscovery") { [self] result in
+                if case .failure(let error) = result, !error.message.contains("No discovery started") {
+                    logger.debug("StopDiscovery: \(error)")
+                }
             }
         }
     }
@@ -354,10 +413,13 @@ final class BlueZCentral: @unchecked Sendable {
     private func startDiscovery() {
         guard let adapterPath else { return }
         var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .boolean(allowDuplicates)]
-        if let scanServices, !scanServices.isEmpty { filter["UUIDs"] = .strings(scanServices.map(\.longString)) }
+        // A device awaited for a connection may not advertise the scan's services: no UUID
+        // filter then (reports are filtered here anyway).
+        let awaiting = links.values.contains { $0.awaitingDevice && $0.wanted }
+        if scanRequested, !awaiting, let scanServices, !scanServices.isEmpty { filter["UUIDs"] = .strings(scanServices.map(\.longString)) }
         call(adapterPath, BlueZ.adapterInterface, "SetDiscoveryFilter", [.properties(filter)]) { [self] result in
             if case .failure(let error) = result { logger.debug("SetDiscoveryFilter: \(error)") }
-            guard scanRequested, !discoveryActive, state == .poweredOn else { return }
+            guard discoveryWanted, !discoveryActive, state == .poweredOn else { return }
             discoveryActive = true
             call(adapterPath, BlueZ.adapterInterface, "StartDiscovery") { [self] result in
                 guard case .failure(let error) = result else { return }
@@ -399,6 +461,8 @@ final class BlueZCentral: @unchecked Sendable {
         guard let id = peripheralID(for: path), let link = links[id] else { return }
         if link.reportedConnected {
             linkDown(id, error: link.cancelRequested ? nil : .peripheralDisconnected)
+        } else if link.wanted, !link.connectInFlight {
+            awaitDevice(id)
         }
     }
 
@@ -417,12 +481,10 @@ final class BlueZCentral: @unchecked Sendable {
         return BlueZMapping.peripheralID(adapterIndex: adapterIndex, address: address)
     }
 
-    private func devicePath(for id: PeripheralID) -> DBusObjectPath? {
-        if let link = links[id] { return link.path }
-        guard let (_, address) = BlueZMapping.address(of: id), let adapterPath else { return nil }
-        let path = adapterPath.appending("dev_" + address.replacingOccurrences(of: ":", with: "_"))
-        guard let path, mirror.properties(path, BlueZ.deviceInterface) != nil else { return nil }
-        return path
+    /// The object path BlueZ gives the device of `id` on our adapter (whether it exists now).
+    private func expectedDevicePath(for id: PeripheralID) -> DBusObjectPath? {
+        guard let (index, address) = BlueZMapping.address(of: id), let adapterPath, index == adapterIndex else { return nil }
+        return adapterPath.appending("dev_" + address.replacingOccurrences(of: ":", with: "_"))
     }
 
     private static func address(fromDevicePath path: DBusObjectPath) -> String? {
@@ -438,21 +500,45 @@ final class BlueZCentral: @unchecked Sendable {
             emit(.failedToConnect(id, .bluetoothUnavailable(state)))
             return
         }
-        guard let path = devicePath(for: id) else {
-            emit(.failedToConnect(id, .connectionFailed("BlueZ does not know this device (it forgets unconnected devices 30 s after a scan); scan for it first")))
+        guard let path = links[id]?.path ?? expectedDevicePath(for: id) else {
+            emit(.failedToConnect(id, .connectionFailed("not a BlueZ device of \(adapterPath?.lastElement ?? "this adapter") (\(id))")))
             return
         }
-        var link = links[id] ?? Link(path: path)
+        var link = links[id] ?? Link(path: path, generation: nextGeneration())
         link.wanted = true
         link.cancelRequested = false
         links[id] = link
-        let properties = mirror.properties(path, BlueZ.deviceInterface) ?? [:]
         if link.reportedConnected { return }
+        guard let properties = mirror.properties(path, BlueZ.deviceInterface) else {
+            // Never seen, or forgotten (BlueZ drops unconnected devices 30 s after a scan):
+            // scan until it advertises again, then connect. Like CoreBluetooth, the request
+            // stands until it succeeds or is cancelled.
+            awaitDevice(id)
+            return
+        }
         if properties["Connected"]?.bool == true, properties["ServicesResolved"]?.bool == true {
             linkUp(id)
         } else if !link.connectInFlight {
             issueConnect(id)
         }
+    }
+
+    private func awaitDevice(_ id: PeripheralID) {
+        guard var link = links[id], !link.awaitingDevice else { return }
+        link.awaitingDevice = true
+        links[id] = link
+        logger.info("\(link.path) is unknown to BlueZ: scanning for it")
+        updateDiscovery()
+    }
+
+    /// A device object appeared (or advertised) under our adapter: a connection waiting for it
+    /// goes ahead.
+    private func deviceAvailable(_ path: DBusObjectPath) {
+        guard let id = peripheralID(for: path), var link = links[id], link.awaitingDevice, link.wanted else { return }
+        link.awaitingDevice = false
+        links[id] = link
+        updateDiscovery()
+        issueConnect(id)
     }
 
     private func issueConnect(_ id: PeripheralID) {
@@ -476,6 +562,11 @@ final class BlueZCentral: @unchecked Sendable {
                 guard link.wanted else { return }
                 if error.name == "org.bluez.Error.AlreadyConnected" {
                     if mirror.properties(link.path, BlueZ.deviceInterface)?["ServicesResolved"]?.bool == true { linkUp(id) }
+                    return
+                }
+                if error.name == DBusError.unknownObject || error.name == DBusError.unknownMethod {
+                    // Removed between our look and the call: wait for it to advertise again.
+                    awaitDevice(id)
                     return
                 }
                 if BlueZMapping.isRetryableConnectFailure(name: error.name, message: error.message) {
@@ -516,6 +607,7 @@ final class BlueZCentral: @unchecked Sendable {
         link.wanted = false
         link.cancelRequested = true
         link.retryScheduled = false
+        link.awaitingDevice = false
         links[id] = link
         let connected = mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool == true
         if connected || link.connectInFlight {
@@ -535,8 +627,9 @@ final class BlueZCentral: @unchecked Sendable {
     }
 
     private func finishCancelledAttempt(_ id: PeripheralID) {
-        guard var link = links.removeValue(forKey: id) else { return }
-        link.generation += 1
+        guard links.removeValue(forKey: id) != nil else { return }
+        pendingDisconnectReason[id] = nil
+        updateDiscovery()
         emit(.disconnected(id, error: nil, isReconnecting: false))
     }
 
@@ -583,7 +676,10 @@ final class BlueZCentral: @unchecked Sendable {
         link.reportedConnected = false
         link.connectInFlight = false
         link.wanted = false
-        link.generation += 1
+        link.awaitingDevice = false
+        link.retryScheduled = false
+        link.generation = nextGeneration()
+        pendingDisconnectReason[id] = nil
         let pendingDiscoveries = link.pendingServiceDiscovery
         link.pendingServiceDiscovery = []
         link.operations = [:]
@@ -597,7 +693,12 @@ final class BlueZCentral: @unchecked Sendable {
         } else {
             links[id] = link
         }
-        if link.suspectCache, let adapterPath {
+        let deviceProperties = mirror.properties(link.path, BlueZ.deviceInterface) ?? [:]
+        let bonded = deviceProperties["Paired"]?.bool == true || deviceProperties["Bonded"]?.bool == true
+        if link.suspectCache, bonded {
+            logger.notice("\(link.path) is paired: keeping it (RemoveDevice would unpair it); remove it by hand if its services changed")
+        }
+        if link.suspectCache, !bonded, let adapterPath {
             // RemoveDevice drops BlueZ's cached GATT database (and any bond); a scan finds the
             // device again and the next connection discovers its services afresh.
             let path = link.path
@@ -744,8 +845,20 @@ final class BlueZCentral: @unchecked Sendable {
 
     private func runNext(on characteristic: CharacteristicPath, of id: PeripheralID) {
         guard var link = links[id], !link.busy.contains(characteristic),
-              var queue = link.operations[characteristic], !queue.isEmpty,
-              let objectPath = link.characteristics[characteristic] else { return }
+              var queue = link.operations[characteristic], !queue.isEmpty else { return }
+        guard let objectPath = link.characteristics[characteristic] else {
+            // The characteristic left the database (Service Changed): what waits for it fails.
+            link.operations[characteristic] = nil
+            for operation in queue {
+                if case .write(_, .withoutResponse) = operation { link.commandWritesInFlight -= 1 }
+            }
+            let notifyReady = link.commandWritesInFlight == 0 && link.wantsReadyToWrite
+            if notifyReady { link.wantsReadyToWrite = false }
+            links[id] = link
+            for operation in queue { fail(operation, on: characteristic, of: id, with: .invalidHandle) }
+            if notifyReady { emit(.readyToWriteWithoutResponse(id)) }
+            return
+        }
         let operation = queue.removeFirst()
         link.operations[characteristic] = queue
         link.busy.insert(characteristic)
@@ -833,7 +946,13 @@ final class BlueZCentral: @unchecked Sendable {
               link.reportedConnected else { return }
         if link.heldValues[characteristic] != nil {
             link.heldValues[characteristic]?.append(value)
+            // Bounded: past this many, the oldest cannot be the read's echo (it comes last).
+            var early: Data?
+            if let count = link.heldValues[characteristic]?.count, count > Self.maximumHeldValues {
+                early = link.heldValues[characteristic]?.removeFirst()
+            }
             links[deviceID] = link
+            if let early, link.notifying.contains(characteristic) { emit(.valueUpdated(deviceID, characteristic, early, nil)) }
             return
         }
         // Values of characteristics we don't subscribe to are other clients' business.

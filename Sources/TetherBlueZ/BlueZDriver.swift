@@ -134,6 +134,9 @@ public final class BlueZDriver: BLEDriver, @unchecked Sendable {
         }
     }
 
+    /// The engine, once started (tests look at its lifetime).
+    func engineForTesting() async -> BlueZCentral? { await engine.value }
+
     /// The radio's state and, when it is not usable, why.
     public func status() async -> BlueZStatus {
         guard let central = await engine.value else {

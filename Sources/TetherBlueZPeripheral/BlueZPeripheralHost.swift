@@ -50,6 +50,11 @@ public enum BlueZPeripheralActivity: Sendable, Hashable, CustomStringConvertible
     case read(CharacteristicPath)
     /// The emulator sent a notification.
     case notification(CharacteristicPath, Data)
+    /// Something went wrong that does not stop the host (a re-advertisement refused, bluetoothd
+    /// restarting and the host registering again).
+    case problem(String)
+    /// The host cannot go on (the bus is gone); the stream ends after this.
+    case stopped(String)
 
     public var description: String {
         switch self {
@@ -62,6 +67,8 @@ public enum BlueZPeripheralActivity: Sendable, Hashable, CustomStringConvertible
             "\(type == .withResponse ? "write" : "write command") \(data.count) byte(s) to \(path.characteristic): \(Self.hex(data))"
         case .read(let path): "read \(path.characteristic)"
         case .notification(let path, let data): "notify \(data.count) byte(s) on \(path.characteristic)"
+        case .problem(let text): "problem: \(text)"
+        case .stopped(let text): "stopped: \(text)"
         }
     }
 
@@ -102,6 +109,18 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     // Confined to the D-Bus connection's queue once started.
     private var connection: DBusConnection?
     private var tree: DBusObjectTree?
+    private var advertisementTree: DBusObjectTree?
+    /// Successful re-registrations of the advertisement (on the queue).
+    private var readvertisements = 0
+
+    /// Where bluetoothd reaches the application: the host's bus name and the object path of
+    /// a characteristic (tests play bluetoothd with it).
+    func objectForTesting(_ characteristic: CharacteristicPath) async -> (busName: String, path: DBusObjectPath?) {
+        await onQueue { [self] in (connection?.uniqueName ?? "", characteristicPaths[characteristic]) }
+    }
+
+    /// How many times the advertisement was registered again (``BlueZPeripheralHostConfiguration/readvertiseInterval``).
+    public func readvertisementCount() async -> Int { await onQueue { [self] in readvertisements } }
     private var adapterPath: DBusObjectPath?
     private var characteristicPaths: [CharacteristicPath: DBusObjectPath] = [:]
     private var byObjectPath: [DBusObjectPath: CharacteristicPath] = [:]
@@ -235,6 +254,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let advertisementTree = DBusObjectTree(connection: connection, root: advertisementPath)
         advertisementTree.add(advertisementPath, interfaces: [advertisementInterface(peripheral.advertisement, name: peripheral.name)])
         advertisementTree.export()
+        // Kept: the connection holds exported trees weakly, and bluetoothd reads the
+        // advertisement again at every (re-)registration.
+        await onQueue { [self] in self.advertisementTree = advertisementTree }
 
         let deviceRule = DBusMatchRule(sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged", pathNamespace: adapter)
         let addedRule = DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface, member: "InterfacesAdded")
@@ -245,6 +267,19 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 self.deviceSignal(message)
             }
             try? await connection.addMatch(rule)
+        }
+        // bluetoothd restarting forgets the application and the advertisement: register again.
+        let ownerRule = DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                      member: "NameOwnerChanged", arg0: BlueZ.service)
+        connection.onSignal(ownerRule) { [weak self] message in
+            guard let self, message.sender == "org.freedesktop.DBus", message.body.count >= 3 else { return }
+            self.bluezOwnerChanged(to: message.body[2].string ?? "")
+        }
+        try? await connection.addMatch(ownerRule)
+        connection.onDisconnect { [weak self] error in
+            guard let self, !self.stopped else { return }
+            self.activityContinuation.yield(.stopped("lost the system bus: \(error.message)"))
+            self.activityContinuation.finish()
         }
         startPipes()
 
@@ -382,20 +417,65 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         ])
     }
 
+    private func bluezOwnerChanged(to owner: String) {
+        guard !stopped else { return }
+        if owner.isEmpty {
+            bluezOwner = nil
+            failPending("bluetoothd left the bus")
+            if !centrals.isEmpty {
+                centrals.removeAll()
+                commands.yield(.disconnect)
+            }
+            activityContinuation.yield(.problem("bluetoothd left the bus; waiting for it to come back"))
+            return
+        }
+        bluezOwner = owner
+        guard let connection, let adapterPath else { return }
+        let appRoot = self.appRoot, advertisementPath = self.advertisementPath, activity = activityContinuation
+        let power = DBusMessage.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.propertiesInterface, member: "Set",
+                                           body: [.string(BlueZ.adapterInterface), .string("Powered"), .variant(.boolean(true))])
+        connection.call(power) { _ in
+            connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.gattManagerInterface,
+                                        member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { result in
+                if case .failure(let error) = result {
+                    activity.yield(.problem("bluetoothd is back but refused the GATT application: \(error.message)"))
+                    return
+                }
+                connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { result in
+                    if case .failure(let error) = result {
+                        activity.yield(.problem("bluetoothd is back but refused the advertisement: \(error.message)"))
+                    } else {
+                        activity.yield(.problem("bluetoothd restarted: application and advertisement registered again"))
+                    }
+                }
+            }
+        }
+    }
+
     private func startReadvertising(every interval: Duration) {
         guard let connection, let adapterPath else { return }
         let timer = DispatchSource.makeTimerSource(queue: connection.queue)
         let nanoseconds = Int(interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
         let advertisementPath = self.advertisementPath
-        timer.setEventHandler { [weak connection] in
+        let logger = self.logger
+        let activity = activityContinuation
+        timer.setEventHandler { [weak connection, self] in
             guard let connection else { return }
             // Asynchronous on purpose: bluetoothd calls back into the advertisement while it
             // registers, and this queue must stay free to answer.
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
                                         member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)])) { _ in
                 connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { _ in }
+                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { result in
+                    if case .failure(let error) = result {
+                        logger.error("re-advertising failed: \(error)")
+                        activity.yield(.problem("re-advertising failed: \(error.message)"))
+                    } else {
+                        self.readvertisements += 1
+                    }
+                }
             }
         }
         timer.resume()
@@ -407,7 +487,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private func readValue(_ call: DBusIncomingCall, _ path: CharacteristicPath) {
         let options = call.message.body.first?.stringKeyedDictionary ?? [:]
         noteCentral(options)
-        let offset = Int(options["offset"]?.integer ?? 0)
+        guard let offset = Self.offset(options["offset"]) else {
+            return call.fail("org.bluez.Error.InvalidOffset", "offset must be 0…65535")
+        }
         if offset > 0, let last = lastRead[path] {
             // BlueZ reads long values in pieces; answer them from one emulator read.
             guard offset <= last.count else { return call.fail("org.bluez.Error.InvalidOffset", "offset \(offset) beyond \(last.count) bytes") }
@@ -423,7 +505,10 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let options = call.message.body.count > 1 ? call.message.body[1].stringKeyedDictionary ?? [:] : [:]
         noteCentral(options)
         let type: WriteType = options["type"]?.string == "command" ? .withoutResponse : .withResponse
-        if let offset = options["offset"]?.integer, offset > 0 {
+        guard let offset = Self.offset(options["offset"]) else {
+            return call.fail("org.bluez.Error.InvalidOffset", "offset must be 0…65535")
+        }
+        if offset > 0 {
             logger.debug("write at offset \(offset) to \(path) delivered as a fragment")
         }
         activityContinuation.yield(.write(path, value, type))
@@ -497,6 +582,13 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 commands.yield(.disconnect)
             }
         }
+    }
+
+    /// An `offset` option: absent is 0; anything but 0…65535 is invalid (ATT offsets are 16-bit).
+    static func offset(_ value: DBusValue?) -> Int? {
+        guard let value else { return 0 }
+        guard let number = value.integer, (0...Int64(UInt16.max)).contains(number) else { return nil }
+        return Int(number)
     }
 
     private static func address(of device: DBusObjectPath) -> String {
@@ -649,18 +741,26 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         virtualLinkUp = false
     }
 
-    /// The error a BlueZ *central* reports for an ATT error, so a Tether central on the other
-    /// side maps it back to the same ATT code (bluezoo forwards application errors verbatim).
+    /// The D-Bus error a GATT application answers for an emulator's ATT error, in the words
+    /// bluetoothd turns into ATT codes (`dbus_error_to_att_ecode`): `NotPermitted` (read/write
+    /// not permitted), `NotAuthorized` (0x08), `NotSupported` (0x06), `InvalidOffset` (0x07),
+    /// `InvalidValueLength` (0x0D), and `Failed "0xNN"` for application errors 0x80–0x9F.
+    ///
+    /// An application cannot answer 0x05, 0x0C or 0x0F (pairing is bluetoothd's business: it is
+    /// asked for with `encrypt-*` flags): they become `NotAuthorized`, the nearest code a central
+    /// also treats as a pairing problem. Other codes become `Failed`, which bluetoothd sends
+    /// as 0x80 (5.66) or 0x0E (later versions).
     static func bluezError(for error: DriverError) -> (String, String) {
         guard case .att(let att) = error else { return ("org.bluez.Error.Failed", error.description) }
         switch att.code {
         case 0x02: return ("org.bluez.Error.NotPermitted", "Read not permitted")
         case 0x03: return ("org.bluez.Error.NotPermitted", "Write not permitted")
+        case 0x05, 0x08, 0x0C, 0x0F: return ("org.bluez.Error.NotAuthorized", "Not authorized")
         case 0x06: return ("org.bluez.Error.NotSupported", "Request not supported")
         case 0x07: return ("org.bluez.Error.InvalidOffset", "Invalid offset")
-        case 0x08: return ("org.bluez.Error.NotAuthorized", "Not authorized")
         case 0x0D: return ("org.bluez.Error.InvalidValueLength", "Invalid value length")
-        default: return ("org.bluez.Error.Failed", String(format: "Operation failed with ATT error: 0x%02x", att.code))
+        case 0x80...0x9F: return ("org.bluez.Error.Failed", String(format: "0x%02x", att.code))
+        default: return ("org.bluez.Error.Failed", "Operation failed")
         }
     }
 

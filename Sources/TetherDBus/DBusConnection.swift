@@ -41,6 +41,8 @@ public final class DBusConnection: @unchecked Sendable {
     private var writeSourceSuspended = true
     private var inbound: [UInt8] = []
     private var inboundFDs: [Int32] = []
+    /// Received descriptors waiting for their message, at most (a message carries ≤ 253).
+    static let maximumPendingFDs = 1024
     private var outbound: [(bytes: [UInt8], fds: [Int32], offset: Int)] = []
     private var outboundBytes = 0
     private var nextSerial: UInt32 = 1
@@ -306,6 +308,13 @@ public final class DBusConnection: @unchecked Sendable {
             case .transferred(let count):
                 inbound.append(contentsOf: buffer[0..<count])
                 processInbound()
+                // Descriptors no message claimed (a peer that sends more than it announces)
+                // would pile up: a bus daemon never does this.
+                if inboundFDs.count > Self.maximumPendingFDs {
+                    shutDown(DBusError(name: DBusError.limitsExceeded,
+                                       message: "the peer sent more than \(Self.maximumPendingFDs) file descriptors no message claimed"))
+                    return
+                }
             case .wouldBlock:
                 return
             case .closed(let reason):
@@ -457,8 +466,9 @@ public final class DBusConnection: @unchecked Sendable {
                                        interface: "org.freedesktop.DBus", member: "RemoveMatch", body: [.string(rule.description)]))
     }
 
-    /// Signals matching `rule` as a stream (after `AddMatch`), in arrival order. At most
-    /// `bufferLimit` wait for the consumer; beyond that the oldest are dropped and logged.
+    /// Signals matching `rule` as a stream (after `AddMatch`), in arrival order; it finishes when
+    /// the connection closes. At most `bufferLimit` wait for the consumer; beyond that the oldest
+    /// are dropped and logged.
     public func signals(matching rule: DBusMatchRule, bufferLimit: Int = 4096) async throws(DBusError) -> AsyncStream<DBusMessage> {
         let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self, bufferingPolicy: .bufferingNewest(bufferLimit))
         let logger = self.logger
@@ -468,6 +478,8 @@ public final class DBusConnection: @unchecked Sendable {
             }
         }
         continuation.onTermination = { _ in subscription.cancel() }
+        // The stream ends with the connection, so a `for await` over it never hangs.
+        onDisconnect { _ in continuation.finish() }
         do {
             try await addMatch(rule)
         } catch {
@@ -529,6 +541,11 @@ public final class DBusConnection: @unchecked Sendable {
         let handlers = disconnectHandlers
         disconnectHandlers.removeAll()
         for handler in handlers { handler(reason) }
+        // Handlers often capture their owner, which owns this connection: dropping them breaks
+        // the cycle, so a closed connection and its users are freed.
+        signalHandlers.removeAll()
+        signalHandlerOrder.removeAll()
+        objectHandlers.removeAll()
     }
 }
 

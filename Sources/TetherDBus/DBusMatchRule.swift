@@ -2,9 +2,10 @@
 public struct DBusMatchRule: Hashable, Sendable, CustomStringConvertible {
     /// The message type (signals by default).
     public var kind: DBusMessage.Kind?
-    /// The sender: a unique name (`:1.7`) or a well-known one (`org.bluez`). The bus resolves
-    /// well-known names; locally a well-known sender matches only a message that carries that
-    /// name literally (the bus's own signals), so check owners yourself where it matters.
+    /// The sender: a unique name (`:1.7`) or a well-known one (`org.bluez`). Unique names and
+    /// `org.freedesktop.DBus` (the bus's own signals, which nobody else can send as) match
+    /// exactly. Other well-known names are resolved by the bus; locally any unique sender
+    /// matches them, so compare with the name's owner where it matters.
     public var sender: String?
     public var interface: String?
     public var member: String?
@@ -53,8 +54,11 @@ public struct DBusMatchRule: Hashable, Sendable, CustomStringConvertible {
     public func matches(_ message: DBusMessage) -> Bool {
         if let kind, message.kind != kind { return false }
         if let sender {
-            let wellKnown = !sender.hasPrefix(":")
-            if !wellKnown || message.sender?.hasPrefix(":") == false {
+            // The bus daemon always sends as `org.freedesktop.DBus`, and a unique name is exact;
+            // any other well-known name is resolved by the bus, so a unique sender may be its
+            // owner (routing, not proof: compare owners where it matters).
+            let exact = sender.hasPrefix(":") || sender == "org.freedesktop.DBus" || message.sender?.hasPrefix(":") == false
+            if exact {
                 guard message.sender == sender else { return false }
             }
         }

@@ -86,10 +86,15 @@ struct EmulateCommand: AsyncParsableCommand {
             readvertiseInterval: readvertise.map { .milliseconds(Int64(($0 * 1000).rounded())) })
         let host = BlueZPeripheralHost(radio: setup.radio, peripheral: setup.peripheral, configuration: configuration,
                                        logger: BlueZSupport.logger("tether.bluez.peripheral"))
+        let failure = LockedValue<String?>(nil)
         let activity = Task {
             for await event in host.activity {
                 printer.handle(event)
                 if case .centralConnected = event { await setup.centralConnected() }
+                if case .stopped(let reason) = event {
+                    failure.set(reason)
+                    termination.trigger("the host stopped")
+                }
             }
         }
         let ticker = Task {
@@ -123,6 +128,9 @@ struct EmulateCommand: AsyncParsableCommand {
         ticker.cancel()
         printer.tick()
         await setup.shutdown()
+        if let reason = failure.get() {
+            throw CLIError("stopped serving \(device.rawValue): \(terminalSafe(reason))")
+        }
         printer.line("stopped: advertisement and GATT application unregistered")
     }
     #endif
@@ -132,11 +140,13 @@ struct EmulateCommand: AsyncParsableCommand {
 /// handlers are installed at creation, so a signal that arrives early is not lost.
 final class Termination: @unchecked Sendable {
     private let stream: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
     private var sources: [any DispatchSourceSignal] = []
 
     init(stdin: Bool) {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         self.stream = stream
+        self.continuation = continuation
         for (signalNumber, name) in [(SIGINT, "interrupted"), (SIGTERM, "terminated")] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
@@ -153,6 +163,11 @@ final class Termination: @unchecked Sendable {
         }
     }
 
+    /// Ends the wait from elsewhere (the host gave up), with `reason`.
+    func trigger(_ reason: String) {
+        continuation.yield(reason)
+    }
+
     /// Waits for the first of them and returns what it was.
     func wait() async -> String {
         for await reason in stream {
@@ -164,4 +179,13 @@ final class Termination: @unchecked Sendable {
         }
         return "stopped"
     }
+}
+
+/// A value shared between tasks under a lock.
+final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }

@@ -189,17 +189,59 @@ struct DriverConformanceTests {
         }
     }
 
-    @Test func connectingToADeviceBlueZNeverSawFailsClearly() async throws {
+    @Test func connectingToADeviceBlueZHasNotSeenScansForItFirst() async throws {
+        // BlueZ forgets unconnected devices 30 s after a scan: a reconnection must find it again.
         try await Self.withEchoPair { pair in
             try await pair.poweredOn()
-            let unseen = BlueZMapping.peripheralID(adapterIndex: pair.central.id, address: "00:11:22:33:44:55")!
-            await pair.driver.connect(unseen, options: ConnectOptions())
-            let event = try await pair.events.next("failure") { if case .failedToConnect(unseen, _) = $0 { true } else { false } }
-            guard case .failedToConnect(_, let error) = event, case .connectionFailed(let why)? = error else {
-                Issue.record("expected connectionFailed")
-                return
+            let id = pair.remoteID
+            await pair.driver.connect(id, options: ConnectOptions())
+            _ = try await pair.events.next("connection without a scan") { if case .connected(id) = $0 { true } else { false } }
+            #expect(pair.events.drain { if case .discovered = $0 { true } else { false } }.isEmpty, "nobody asked to scan")
+        }
+    }
+
+    @Test func aConnectionToADeviceThatNeverAppearsWaitsUntilCancelled() async throws {
+        try await Self.withEchoPair { pair in
+            try await pair.poweredOn()
+            let absent = BlueZMapping.peripheralID(adapterIndex: pair.central.id, address: "00:11:22:33:44:55")!
+            let adapter = DBusObjectPath("/org/bluez/hci\(pair.central.id)")!
+            let watcher = try await DBusConnection.connect(to: DBusAddress(parsing: pair.rig.busAddress))
+            defer { watcher.close() }
+            @Sendable func discovering() async throws -> Bool? {
+                let reply = try await watcher.call(.methodCall(destination: "org.bluez", path: adapter, interface: "org.freedesktop.DBus.Properties",
+                                                               member: "Get", body: [.string("org.bluez.Adapter1"), .string("Discovering")]))
+                return reply.body.first?.bool
             }
-            #expect(why.contains("scan"))
+            await pair.driver.connect(absent, options: ConnectOptions())
+            // SetDiscoveryFilter, then StartDiscovery: poll (bounded) until the adapter scans.
+            try await within(10, "the driver does not scan for the device it waits for") {
+                while try await discovering() != true { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(pair.events.drain { if case .failedToConnect = $0 { true } else { false } }.isEmpty, "a connection request does not time out by itself")
+            await pair.driver.cancelConnection(absent)
+            _ = try await pair.events.next("cancellation") { if case .disconnected(absent, nil, false) = $0 { true } else { false } }
+            try await within(10, "the driver still scans with nothing left to scan for") {
+                while try await discovering() != false { try await Task.sleep(for: .milliseconds(10)) }
+            }
+        }
+    }
+
+    @Test func aPowerCycleDuringAConnectionAttemptLeavesTheDriverUsable() async throws {
+        try await Self.withEchoPair { pair in
+            let id = pair.remoteID
+            _ = try await pair.discover()
+            // The peripheral is off: BlueZ fails every attempt at once, and the driver retries.
+            try await pair.rig.setPowered(false, adapter: pair.peripheral.id)
+            await pair.driver.connect(id, options: ConnectOptions())
+            try await pair.rig.setPowered(false, adapter: pair.central.id)
+            _ = try await pair.events.next("the attempt ended with the radio") {
+                if case .failedToConnect(id, .bluetoothUnavailable?) = $0 { true } else { false }
+            }
+            try await pair.rig.setPowered(true, adapter: pair.central.id)
+            try await pair.rig.setPowered(true, adapter: pair.peripheral.id)
+            _ = try await pair.events.next("poweredOn again") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+            await pair.driver.connect(id, options: ConnectOptions())
+            _ = try await pair.events.next("connection after the power cycle") { if case .connected(id) = $0 { true } else { false } }
         }
     }
 
@@ -238,7 +280,11 @@ struct DriverConformanceTests {
             return Self.echoID
         }) { pair in
             let central = await pair.makeCentral()
-            try await central.requirePoweredOn()
+            do {
+                try await central.requirePoweredOn()
+            } catch {
+                throw BlueZTestError("\(error); the driver says \(await pair.driver.status())")
+            }
             // Other tests' echo peripherals advertise on the same rig: wait for this pair's.
             let id = pair.remoteID
             let scan = try await central.scan(filter: ScanFilter(services: [EchoPeripheral.service]))

@@ -13,17 +13,29 @@ import TetherDBus
 struct DriverFaultTests {
     typealias Echo = DriverConformanceTests
 
-    @Test(arguments: [ATTError.insufficientAuthentication, .insufficientEncryption, .unlikelyError, .readNotPermitted,
-                      .insufficientAuthorization, ATTError(0x80)])
-    func attErrorsOfAReadReachTheCentralWithTheirCode(_ error: ATTError) async throws {
+    /// The emulator's ATT error → the host's D-Bus answer → an ATT code over the air (the rig's
+    /// bluetoothd rules) → the central bluetoothd's error → the driver's `DriverError`. An
+    /// application cannot send every code: pairing-class codes arrive as 0x08, others as 0x80.
+    @Test(arguments: [
+        (ATTError.readNotPermitted, ATTError.readNotPermitted),
+        (.insufficientAuthentication, .insufficientAuthorization),
+        (.insufficientEncryption, .insufficientAuthorization),
+        (.insufficientAuthorization, .insufficientAuthorization),
+        (.invalidOffset, .invalidOffset),
+        (.requestNotSupported, .requestNotSupported),
+        (.unlikelyError, ATTError(0x80)),
+        (ATTError(0x80), ATTError(0x80)),
+        (ATTError(0x85), ATTError(0x85)),
+    ] as [(ATTError, ATTError)])
+    func attErrorsOfAReadReachTheCentralAsBlueZCarriesThem(_ injected: ATTError, _ expected: ATTError) async throws {
         try await Echo.withEchoPair { pair in
-            await pair.radio.inject(FaultRule(.read, on: EchoPeripheral.info, action: .error(error)))
+            await pair.radio.inject(FaultRule(.read, on: EchoPeripheral.info, action: .error(injected)))
             try await pair.connect()
             let id = pair.remoteID
             await pair.driver.readValue(for: EchoPeripheral.info, on: id)
             let event = try await pair.events.next("failed read") { if case .valueUpdated(id, EchoPeripheral.info, _, _) = $0 { true } else { false } }
             guard case .valueUpdated(_, _, _, let reported) = event else { return }
-            #expect(reported == .att(error))
+            #expect(reported == .att(expected))
         }
     }
 
@@ -74,7 +86,8 @@ struct DriverFaultTests {
         let connection = try await DBusConnection.connect(to: DBusAddress(parsing: rig.busAddress))
         defer { connection.close() }
         let tree = DBusObjectTree(connection: connection, root: "/test/agent")
-        tree.add("/test/agent", interfaces: [BlueZPairingAgent(pin: "123456").interface(logger: Logger(label: "test"))])
+        let ours: DBusObjectPath = "/org/bluez/hci0/dev_00_11_22_33_44_55"
+        tree.add("/test/agent", interfaces: [BlueZPairingAgent(pin: "123456").interface(logger: Logger(label: "test")) { $0 == ours }])
         tree.export()
         let caller = try await DBusConnection.connect(to: DBusAddress(parsing: rig.busAddress))
         defer { caller.close() }
@@ -85,6 +98,15 @@ struct DriverFaultTests {
         let pin = try await caller.call(.methodCall(destination: connection.uniqueName, path: "/test/agent",
                                                     interface: "org.bluez.Agent1", member: "RequestPinCode", body: [device]))
         #expect(pin.body == [.string("123456")])
+        // A device this app is not connecting to gets nothing.
+        await #expect(throws: DBusError.self) {
+            _ = try await caller.call(.methodCall(destination: connection.uniqueName, path: "/test/agent", interface: "org.bluez.Agent1",
+                                                  member: "RequestPasskey", body: [.objectPath("/org/bluez/hci0/dev_66_66_66_66_66_66")]))
+        }
+        await #expect(throws: DBusError.self) {
+            _ = try await caller.call(.methodCall(destination: connection.uniqueName, path: "/test/agent", interface: "org.bluez.Agent1",
+                                                  member: "RequestConfirmation", body: [.objectPath("/org/bluez/hci0/dev_66_66_66_66_66_66"), .uint32(1)]))
+        }
         #expect(BlueZPairingAgent(pin: "123456").capability == "KeyboardDisplay")
         #expect(BlueZPairingAgent().capability == "NoInputNoOutput")
     }
@@ -94,7 +116,7 @@ struct DriverFaultTests {
         let connection = try await DBusConnection.connect(to: DBusAddress(parsing: rig.busAddress))
         defer { connection.close() }
         let tree = DBusObjectTree(connection: connection, root: "/test/agent")
-        tree.add("/test/agent", interfaces: [BlueZPairingAgent().interface(logger: Logger(label: "test"))])
+        tree.add("/test/agent", interfaces: [BlueZPairingAgent().interface(logger: Logger(label: "test")) { _ in true }])
         tree.export()
         let caller = try await DBusConnection.connect(to: DBusAddress(parsing: rig.busAddress))
         defer { caller.close() }
@@ -117,6 +139,31 @@ struct DriverFaultTests {
             await driver.shutdown()
             #expect(status.agent == capability)
         }
+    }
+
+    /// Weak references to what a driver owns.
+    final class Watched: @unchecked Sendable {
+        weak var engine: BlueZCentral?
+        weak var connection: DBusConnection?
+        var alive: Bool { engine != nil || connection != nil }
+    }
+
+    @Test func aDriverThatShutDownIsFreedWithItsConnection() async throws {
+        let rig = try await BluezooRig.shared.value
+        let watched = Watched()
+        do {
+            let driver = BlueZDriver(configuration: BlueZDriverConfiguration(busAddress: rig.busAddress))
+            #expect(await driver.status().state == .poweredOn)
+            let central = try #require(await driver.engineForTesting())
+            watched.engine = central
+            watched.connection = central.connection
+            await driver.shutdown()
+        }
+        // Deallocation has no event to wait on: poll, bounded.
+        try await within(5, "the driver's engine and bus connection were not freed") {
+            while watched.alive { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(!watched.alive)
     }
 
     @Test func noBusIsUnsupportedWithAReason() async throws {
@@ -188,7 +235,11 @@ struct DriverFaultTests {
             try await pair.poweredOn()
             try await pair.rig.removeAdapter(id: pair.central.id)
             _ = try await pair.events.next("unsupported") { if case .stateChanged(.unsupported) = $0 { true } else { false } }
-            #expect(await pair.driver.status().reason?.contains("removed") == true)
+            let status = await pair.driver.status()
+            // "hciN was removed", or, once other adapters come and go, "no adapter hciN".
+            let reason = status.reason ?? ""
+            #expect(status.state == .unsupported)
+            #expect(reason.contains("removed") || reason.contains("no adapter hci\(pair.central.id) "), "\(status)")
         }
     }
 }

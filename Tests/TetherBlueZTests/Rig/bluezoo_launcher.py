@@ -593,6 +593,62 @@ def apply_patches():
 
     original_start_notify = GattCharacteristicClientLink.__dict__["StartNotify"].original_method
     original_read_value = GattCharacteristicClientLink.__dict__["ReadValue"].original_method
+    original_write_value = GattCharacteristicClientLink.__dict__["WriteValue"].original_method
+
+    # (j) ATT errors cross the air as with bluetoothd on both sides: the application's D-Bus
+    # error becomes an ATT code (`dbus_error_to_att_ecode`, src/gatt-database.c: Failed "0x80"…
+    # "0x9F" → that code, other Failed → 0x80, NotPermitted → read/write not permitted), and the
+    # central's bluetoothd names that code (`create_gatt_dbus_error`, src/gatt-client.c).
+    # bluezoo forwarded the application's error verbatim, which no real stack does.
+    from bluezoo import exceptions as bz
+
+    def error_parts(error):
+        if isinstance(error, sdbus.SdBusUnmappedMessageError):
+            name = error.args[0] if error.args else "org.freedesktop.DBus.Error.Failed"
+            message = error.args[1] if len(error.args) > 1 else ""
+        else:
+            name = getattr(type(error), "dbus_error_name", "org.freedesktop.DBus.Error.Failed")
+            message = error.args[0] if error.args else ""
+        return str(name), str(message)
+
+    def application_att_code(error, permission_code):
+        name, message = error_parts(error)
+        if name == "org.bluez.Error.Failed":
+            match = re.fullmatch(r"\s*0x([0-9a-fA-F]{2})\s*", message)
+            code = int(match.group(1), 16) if match else 0x80
+            return code if 0x80 <= code <= 0x9F else 0x80
+        return {"org.bluez.Error.NotSupported": 0x06, "org.bluez.Error.NotAuthorized": 0x08,
+                "org.bluez.Error.InvalidValueLength": 0x0D, "org.bluez.Error.InvalidOffset": 0x07,
+                "org.bluez.Error.NotPermitted": permission_code}.get(name, 0x0E)
+
+    def central_error(code):
+        if code == 0x02:
+            return bz.DBusBluezNotPermittedError("Read not permitted")
+        if code == 0x03:
+            return bz.DBusBluezNotPermittedError("Write not permitted")
+        if code in (0x05, 0x0C, 0x0F):
+            return bz.DBusBluezNotPermittedError("Not paired")
+        if code == 0x07:
+            return bz.DBusBluezInvalidArgumentsError("Invalid offset")
+        if code == 0x0D:
+            return bz.DBusBluezInvalidArgumentsError("Invalid Length")
+        if code == 0x08:
+            return bz.DBusBluezNotAuthorizedError("Operation Not Authorized")
+        if code == 0x06:
+            return bz.DBusBluezNotSupportedError("Operation is not supported")
+        return bz.DBusBluezFailedError(f"Operation failed with ATT error: 0x{code:02x}")
+
+    async def over_the_air(call, permission_code):
+        try:
+            return await call()
+        except sdbus.SdBusBaseError as error:
+            if isinstance(error, (bz.DBusBluezNotConnectedError,)):
+                raise
+            raise central_error(application_att_code(error, permission_code)) from None
+
+    @dbus_method(GattCharacteristicClientLink, "WriteValue")
+    async def write_value(self, value, options):
+        return await over_the_air(lambda: original_write_value(self, value, options), 0x03)
     original_stop_notify = GattCharacteristicClientLink.__dict__["StopNotify"].original_method
 
     @dbus_method(GattCharacteristicClientLink, "StartNotify")
@@ -615,7 +671,7 @@ def apply_patches():
                 f"properties:changed:{id(client)}", on_properties_changed)
             if not sessions:  # The first session starts the app's notifications.
                 try:
-                    await client.StartNotify()
+                    await over_the_air(client.StartNotify, 0x03)
                 except BaseException:
                     self.client_props_changed_subscription.unsubscribe()
                     raise
@@ -646,7 +702,7 @@ def apply_patches():
     @dbus_method(GattCharacteristicClientLink, "ReadValue")
     async def read_value(self, options):
         prepared = {**options}
-        value = await original_read_value(self, prepared)
+        value = await over_the_air(lambda: original_read_value(self, prepared), 0x02)
         await self.Value.set_async(value)
         return value
 

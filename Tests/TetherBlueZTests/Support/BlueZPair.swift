@@ -150,7 +150,13 @@ struct BlueZPair: Sendable {
         let id = await makePeripheral(radio)
         let host = BlueZPeripheralHost(radio: radio, peripheral: id, configuration: BlueZPeripheralHostConfiguration(
             adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress))
-        try await host.start()
+        do {
+            try await host.start()
+        } catch {
+            try? await rig.removeAdapter(id: centralAdapter.id)
+            try? await rig.removeAdapter(id: peripheralAdapter.id)
+            throw error
+        }
         let driver = BlueZDriver(configuration: BlueZDriverConfiguration(
             adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress, agent: agent,
             connectRetryDelay: .milliseconds(100)))

@@ -218,6 +218,7 @@ private extension Duration {
 private final class AdapterAllocator: @unchecked Sendable {
     private let lock = NSLock()
     private var taken: Set<UInt8>
+    private var used: Set<UInt8> = []
     private var serial: UInt16 = 0
 
     init(taken: [UInt8]) {
@@ -226,9 +227,13 @@ private final class AdapterAllocator: @unchecked Sendable {
 
     func next() throws -> (UInt8, String) {
         try lock.withLock {
-            guard let id = (0...UInt8.max).first(where: { !taken.contains($0) }) else {
+            // An id is not reused while unused ones remain: a late second removal of a test's
+            // adapter (its own, then its cleanup's) must not hit another test's new adapter.
+            guard let id = (0...UInt8.max).first(where: { !taken.contains($0) && !used.contains($0) })
+                ?? (0...UInt8.max).first(where: { !taken.contains($0) }) else {
                 throw BluezooRigError(description: "all 256 adapter ids of the rig are in use")
             }
+            used.insert(id)
             guard serial < UInt16.max else {
                 throw BluezooRigError(description: "the rig has run out of fresh adapter addresses")
             }

@@ -1,0 +1,126 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TetherBlueZ
+@testable import TetherBlueZPeripheral
+import TetherCore
+import TetherDBus
+@testable import TetherSimulator
+
+/// The peripheral host on its own: re-advertising, hostile options, bluetoothd restarting.
+@Suite("BlueZ peripheral host (bluezoo)", .timeLimit(.minutes(2)))
+struct PeripheralHostTests {
+    @Test func reAdvertisingKeepsThePeripheralDiscoverable() async throws {
+        let rig = try await BluezooRig.shared.value
+        let peripheralAdapter = try await rig.addFreshAdapter()
+        let centralAdapter = try await rig.addFreshAdapter()
+        let radio = VirtualRadio(clock: ContinuousClock())
+        await radio.add(EchoPeripheral.makePeripheral(id: DriverConformanceTests.echoID))
+        let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID, configuration: BlueZPeripheralHostConfiguration(
+            adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress, readvertiseInterval: .milliseconds(50)))
+        try await host.start()
+        let problems = Task { () -> [String] in
+            var found: [String] = []
+            for await activity in host.activity { if case .problem(let text) = activity { found.append(text) } }
+            return found
+        }
+        // Several re-registrations (bounded poll: nothing signals them).
+        try await within(10, "the advertisement was not registered again 3 times") {
+            while await host.readvertisementCount() < 3 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        // A central that starts scanning now still finds it.
+        let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress))
+        let events = EventRecorder(driver)
+        _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+        await driver.scan(services: [EchoPeripheral.service], allowDuplicates: false)
+        let id = BlueZMapping.peripheralID(adapterIndex: centralAdapter.id, address: peripheralAdapter.address)!
+        _ = try await events.next("discovery after re-advertising") { if case .discovered(let p) = $0 { p.id == id } else { false } }
+        await driver.shutdown()
+        await host.stop()
+        #expect(await problems.value.isEmpty)
+        try? await rig.removeAdapter(id: peripheralAdapter.id)
+        try? await rig.removeAdapter(id: centralAdapter.id)
+    }
+
+    @Test func aReadWithABadOffsetIsAnErrorNotACrash() async throws {
+        try await DriverConformanceTests.withEchoPair { pair in
+            try await pair.connect()
+            // bluetoothd's call to the application, forged: the offset is a 16-bit ATT field.
+            let caller = try await DBusConnection.connect(to: DBusAddress(parsing: pair.rig.busAddress))
+            defer { caller.close() }
+            let (name, path) = await pair.host.objectForTesting(EchoPeripheral.info)
+            let characteristic = try #require(path)
+            var answered = 0
+            for offset: DBusValue in [.int16(-1), .uint32(70_000), .string("x"), .int64(.min)] {
+                let message = DBusMessage.methodCall(destination: name, path: characteristic, interface: "org.bluez.GattCharacteristic1",
+                                                     member: "ReadValue", body: [.properties(["offset": offset])])
+                let result: Result<DBusMessage, DBusError> = await withCheckedContinuation { continuation in
+                    caller.call(message, timeout: .seconds(5)) { continuation.resume(returning: $0) }
+                }
+                if case .failure(let error) = result, error.name == "org.bluez.Error.InvalidOffset" { answered += 1 }
+            }
+            #expect(answered == 4, "the host answered bad offsets with InvalidOffset")
+            // And it still serves.
+            let id = pair.remoteID
+            await pair.driver.readValue(for: EchoPeripheral.info, on: id)
+            let read = try await pair.events.next("read") { if case .valueUpdated(id, EchoPeripheral.info, _, _) = $0 { true } else { false } }
+            guard case .valueUpdated(_, _, let value, _) = read else { return }
+            #expect(value == Data("Tether Echo 1.0".utf8))
+        }
+    }
+
+    @Test func bluetoothdRestartingRegistersTheApplicationAgain() async throws {
+        let rig = try await BluezooRig.start(adapters: [(0, "00:AA:05:00:00:00"), (1, "00:AA:05:01:00:01")])
+        defer { rig.stop() }
+        let radio = VirtualRadio(clock: ContinuousClock())
+        await radio.add(EchoPeripheral.makePeripheral(id: DriverConformanceTests.echoID))
+        let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID,
+                                       configuration: BlueZPeripheralHostConfiguration(adapter: "hci1", busAddress: rig.busAddress))
+        try await host.start()
+        let activity = EventStream(host.activity)
+        try await rig.stopBluez()
+        try await activity.next("bluetoothd gone") { if case .problem(let text) = $0 { text.contains("left") } else { false } }
+        try await rig.startBluez()
+        try await activity.next("registered again") { if case .problem(let text) = $0 { text.contains("registered again") } else { false } }
+        // A central finds it on the new bluetoothd.
+        let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: "hci0", busAddress: rig.busAddress))
+        let events = EventRecorder(driver)
+        _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+        await driver.scan(services: nil, allowDuplicates: false)
+        let id = BlueZMapping.peripheralID(adapterIndex: 0, address: "00:AA:05:01:00:01")!
+        _ = try await events.next("discovery") { if case .discovered(let p) = $0 { p.id == id } else { false } }
+        await driver.shutdown()
+        await host.stop()
+    }
+}
+
+/// Elements of a stream, awaited with a bound.
+final class EventStream<Element: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var elements: [Element] = []
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<Element>) {
+        task = Task { [weak self] in
+            for await element in stream { self?.lock.withLock { self?.elements.append(element) } }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    /// Waits (bounded) for an element matching `predicate` and removes it.
+    func next(_ what: String, within seconds: Double = 10, where predicate: @escaping @Sendable (Element) -> Bool) async throws {
+        try await within(seconds, "no \(what)") {
+            while true {
+                let found = self.lock.withLock { () -> Bool in
+                    guard let index = self.elements.firstIndex(where: predicate) else { return false }
+                    self.elements.remove(at: index)
+                    return true
+                }
+                if found { return }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+}
+#endif

@@ -158,6 +158,7 @@ let package = Package(
                 "FlockFinder",
                 "MeshCore",
                 "TetherCoreBluetooth",
+                "TetherDBus",
                 .target(name: "TetherBlueZ", condition: .when(platforms: [.linux])),
                 .target(name: "TetherBlueZPeripheral", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

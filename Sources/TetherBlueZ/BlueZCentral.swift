@@ -277,11 +277,7 @@ final class BlueZCentral: @unchecked Sendable {
             if link.reportedConnected {
                 linkDown(id, error: link.cancelRequested ? nil : error)
             } else if link.wanted || link.connectInFlight {
-                link.wanted = false
-                link.connectInFlight = false
-                link.retryScheduled = false
-                link.awaitingDevice = false
-                link.generation = nextGeneration()
+                endAttempt(&link)
                 links[id] = link
                 emit(.failedToConnect(id, .bluetoothUnavailable(state)))
             }
@@ -669,16 +665,22 @@ final class BlueZCentral: @unchecked Sendable {
         answerServiceDiscovery(id)
     }
 
+    /// Nothing more is pending for this link: no request, no attempt, no retry, no wait; late
+    /// replies of what was pending no longer match it.
+    private func endAttempt(_ link: inout Link) {
+        link.wanted = false
+        link.connectInFlight = false
+        link.retryScheduled = false
+        link.awaitingDevice = false
+        link.generation = nextGeneration()
+    }
+
     private func linkDown(_ id: PeripheralID, error: DriverError?) {
         guard var link = links[id] else { return }
         let notifying = link.notifying
         let paths = link.characteristics
         link.reportedConnected = false
-        link.connectInFlight = false
-        link.wanted = false
-        link.awaitingDevice = false
-        link.retryScheduled = false
-        link.generation = nextGeneration()
+        endAttempt(&link)
         pendingDisconnectReason[id] = nil
         let pendingDiscoveries = link.pendingServiceDiscovery
         link.pendingServiceDiscovery = []

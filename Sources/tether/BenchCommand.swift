@@ -42,6 +42,13 @@ struct BenchCommand: AsyncParsableCommand {
             report("tybe_korean_2000_chars_fraction_of_link_capacity_instant_host", linkOnly.fraction, "fraction_of_capacity")
             report("meshcore_frame_decode_rate", try MeshBench.decodeRate(), "M frames/s")
             report("meshcore_session_command_round_trip", try await MeshBench.commandRoundTrip(), "us/command")
+            report("dbus_notification_signal_decode_rate", try DBusBench.decodeRate(), "M messages/s")
+            report("dbus_write_command_encode_rate", try DBusBench.encodeRate(), "M messages/s")
+            #if os(Linux)
+            if let roundTrip = try await DBusBench.callRoundTrip() {
+                report("dbus_call_round_trip_through_dbus_daemon", roundTrip, "us/call")
+            }
+            #endif
             for mtu in [23, 185, 247] {
                 let figures = try await linkEfficiency(mtu: mtu)
                 report("write_without_response_throughput_mtu\(mtu)", figures.withoutResponseRate / 1000, "kB/s")

@@ -22,12 +22,14 @@ struct ScanCommand: AsyncParsableCommand {
         let environment = try await Environment.make(json: json)
         do {
             let stream = try await environment.central.scan(timeout: .milliseconds(Int(seconds * 1000)))
-            var count = 0
+            // A peripheral is reported again when its advertisement grows (a scan response, or
+            // BlueZ's fields arriving one by one): count each once, print what is new.
+            var seenIDs: Set<PeripheralID> = []
             if !json {
                 print(pad("NAME", 22) + pad("ID", 38) + pad("RSSI", 6) + "SERVICES")
             }
             for await peripheral in stream {
-                count += 1
+                seenIDs.insert(peripheral.id)
                 if json {
                     print(try jsonLine(ScanRecord(peripheral)))
                 } else {
@@ -35,7 +37,7 @@ struct ScanCommand: AsyncParsableCommand {
                     print(pad(terminalSafe(peripheral.displayName) ?? "(unnamed)", 22) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
                 }
             }
-            if !json { print("\(count) peripheral(s)") }
+            if !json { print("\(seenIDs.count) peripheral(s)") }
         } catch {
             throw CLIError.from(error)
         }

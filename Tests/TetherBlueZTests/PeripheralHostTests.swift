@@ -77,7 +77,7 @@ struct PeripheralHostTests {
         let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID,
                                        configuration: BlueZPeripheralHostConfiguration(adapter: "hci1", busAddress: rig.busAddress))
         try await host.start()
-        let activity = EventStream(host.activity)
+        let activity = FlowStreamLog(host.activity)
         try await rig.stopBluez()
         try await activity.next("bluetoothd gone") { if case .problem(let text) = $0 { text.contains("left") } else { false } }
         try await rig.startBluez()
@@ -94,33 +94,4 @@ struct PeripheralHostTests {
     }
 }
 
-/// Elements of a stream, awaited with a bound.
-final class EventStream<Element: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var elements: [Element] = []
-    private var task: Task<Void, Never>?
-
-    init(_ stream: AsyncStream<Element>) {
-        task = Task { [weak self] in
-            for await element in stream { self?.lock.withLock { self?.elements.append(element) } }
-        }
-    }
-
-    deinit { task?.cancel() }
-
-    /// Waits (bounded) for an element matching `predicate` and removes it.
-    func next(_ what: String, within seconds: Double = 10, where predicate: @escaping @Sendable (Element) -> Bool) async throws {
-        try await within(seconds, "no \(what)") {
-            while true {
-                let found = self.lock.withLock { () -> Bool in
-                    guard let index = self.elements.firstIndex(where: predicate) else { return false }
-                    self.elements.remove(at: index)
-                    return true
-                }
-                if found { return }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-        }
-    }
-}
 #endif

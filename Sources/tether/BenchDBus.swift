@@ -55,7 +55,7 @@ enum DBusBench {
         let config = directory.appendingPathComponent("bus.conf")
         try """
             <busconfig><type>session</type><listen>unix:path=\(directory.path)/bus</listen><auth>EXTERNAL</auth>
-            <policy context="default"><allow send_destination="*"/><allow own="*"/></policy></busconfig>
+            <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
             """.write(to: config, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: daemon)
@@ -65,13 +65,12 @@ enum DBusBench {
         try process.run()
         defer { process.terminate() }
         let address = try DBusAddress(parsing: "unix:path=\(directory.path)/bus")
-        // The socket appears once the daemon listens: a few tries, bounded.
-        var server: DBusConnection?
-        for _ in 0..<100 where server == nil {
-            server = try? await DBusConnection.connect(to: address, timeout: .seconds(2))
-            if server == nil { try await Task.sleep(for: .milliseconds(20)) }
+        // The socket appears once the daemon listens (bounded wait).
+        let socketPath = directory.appendingPathComponent("bus").path
+        for _ in 0..<250 where !FileManager.default.fileExists(atPath: socketPath) {
+            try await Task.sleep(for: .milliseconds(20))
         }
-        guard let server else { throw CLIError("the bench's dbus-daemon did not start") }
+        let server = try await DBusConnection.connect(to: address, timeout: .seconds(5))
         defer { server.close() }
         let tree = DBusObjectTree(connection: server, root: "/bench")
         tree.add("/bench", interfaces: [DBusInterface(name: "org.tether.Bench", methods: ["Echo": { call in call.reply(call.message.body) }])])

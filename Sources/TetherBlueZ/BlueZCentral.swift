@@ -41,6 +41,11 @@ final class BlueZCentral: @unchecked Sendable {
         /// (a device without Service Changed after a firmware update). Forget the device when
         /// this link ends, so the next connection discovers everything afresh.
         var suspectCache = false
+        /// A `Disconnect` we asked for has not completed yet.
+        var disconnectOutstanding = false
+        /// `connect` came while that disconnection was outstanding: report it, then connect
+        /// again (CoreBluetooth's order: the cancel's disconnection, then the new connection).
+        var reconnectAfterDisconnect = false
     }
 
     /// Operations queued per characteristic, beyond which requests fail (the core keeps one
@@ -77,6 +82,8 @@ final class BlueZCentral: @unchecked Sendable {
     private var loadGeneration = 0
     /// bluetoothd's tree has been read since it (re)appeared.
     private var treeLoaded = false
+    /// When bluetoothd last appeared on the bus (nil: it was there when the driver started).
+    private var bluezAppeared: ContinuousClock.Instant?
     private static let agentPath: DBusObjectPath = "/org/tether/agent"
 
     init(connection: DBusConnection, configuration: BlueZDriverConfiguration, logger: Logger,
@@ -185,6 +192,25 @@ final class BlueZCentral: @unchecked Sendable {
         }
     }
 
+    /// How long after bluetoothd (re)appears a missing adapter is `resetting`, not
+    /// `unsupported`: bluetoothd takes its bus name before its adapters are up.
+    static let adapterGrace: Duration = .seconds(10)
+
+    /// False while bluetoothd has just (re)appeared and its adapters may still come.
+    private func adaptersSettled() -> Bool {
+        guard let since = bluezAppeared else { return true }
+        let elapsed = ContinuousClock.now - since
+        guard elapsed < Self.adapterGrace else { return true }
+        setState(.resetting, reason: "bluetoothd is starting: waiting for its adapters")
+        let remaining = Self.adapterGrace - elapsed
+        let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
+        connection.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds) + 1_000_000)) { [weak self] in
+            guard let self, self.adapterPath == nil, self.treeLoaded, self.bluezOwner != nil else { return }
+            self.chooseAdapter()
+        }
+        return false
+    }
+
     private func chooseAdapter() {
         let adapters = mirror.paths(with: BlueZ.adapterInterface)
         let chosen: DBusObjectPath?
@@ -192,6 +218,7 @@ final class BlueZCentral: @unchecked Sendable {
             chosen = adapters.first { $0.lastElement == wanted }
             if chosen == nil {
                 adapterPath = nil
+                guard adaptersSettled() else { return }
                 setState(.unsupported, reason: adapters.isEmpty ? "no Bluetooth adapter"
                     : "no adapter \(wanted) (have \(Self.list(adapters.map(\.lastElement))))")
                 return
@@ -201,6 +228,7 @@ final class BlueZCentral: @unchecked Sendable {
         }
         guard let chosen else {
             adapterPath = nil
+            guard adaptersSettled() else { return }
             setState(.unsupported, reason: "no Bluetooth adapter")
             return
         }
@@ -301,6 +329,7 @@ final class BlueZCentral: @unchecked Sendable {
         } else {
             logger.info("bluetoothd is on the bus as \(newOwner)")
             bluezOwner = newOwner
+            bluezAppeared = ContinuousClock.now
             load {}
         }
     }
@@ -356,8 +385,8 @@ final class BlueZCentral: @unchecked Sendable {
             }
         case (BlueZ.deviceInterface, "Disconnected"):
             // BlueZ ≥ 5.83 names the reason; Connected=false follows and reports the link.
-            if let path = message.path, let id = peripheralID(for: path), message.body.first?.string == "org.bluez.Reason.Timeout" {
-                pendingDisconnectReason[id] = .connectionTimeout
+            if let path = message.path, let id = peripheralID(for: path) {
+                pendingDisconnectReason[id] = message.body.first?.string == "org.bluez.Reason.Timeout" ? .connectionTimeout : nil
             }
         default:
             break
@@ -500,6 +529,11 @@ final class BlueZCentral: @unchecked Sendable {
             emit(.failedToConnect(id, .connectionFailed("not a BlueZ device of \(adapterPath?.lastElement ?? "this adapter") (\(id))")))
             return
         }
+        if var pending = links[id], pending.disconnectOutstanding {
+            pending.reconnectAfterDisconnect = true
+            links[id] = pending
+            return
+        }
         var link = links[id] ?? Link(path: path, generation: nextGeneration())
         link.wanted = true
         link.cancelRequested = false
@@ -607,6 +641,8 @@ final class BlueZCentral: @unchecked Sendable {
         links[id] = link
         let connected = mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool == true
         if connected || link.connectInFlight {
+            link.disconnectOutstanding = true
+            links[id] = link
             // Disconnect also aborts a Connect in progress.
             call(link.path, BlueZ.deviceInterface, "Disconnect") { [self] result in
                 if case .failure(let error) = result { logger.debug("Disconnect: \(error)") }
@@ -623,10 +659,11 @@ final class BlueZCentral: @unchecked Sendable {
     }
 
     private func finishCancelledAttempt(_ id: PeripheralID) {
-        guard links.removeValue(forKey: id) != nil else { return }
+        guard let link = links.removeValue(forKey: id) else { return }
         pendingDisconnectReason[id] = nil
         updateDiscovery()
         emit(.disconnected(id, error: nil, isReconnecting: false))
+        if link.reconnectAfterDisconnect { connect(id) }
     }
 
     private func devicePropertiesChanged(_ path: DBusObjectPath, _ changed: [String: DBusValue]) {
@@ -656,6 +693,7 @@ final class BlueZCentral: @unchecked Sendable {
 
     private func linkUp(_ id: PeripheralID) {
         guard var link = links[id], !link.reportedConnected else { return }
+        pendingDisconnectReason[id] = nil
         link.reportedConnected = true
         link.connectInFlight = false
         links[id] = link
@@ -690,7 +728,8 @@ final class BlueZCentral: @unchecked Sendable {
         link.notifying = []
         link.commandWritesInFlight = 0
         link.wantsReadyToWrite = false
-        if link.cancelRequested || link.suspectCache {
+        let again = link.reconnectAfterDisconnect
+        if link.cancelRequested || link.suspectCache || again {
             links[id] = nil
         } else {
             links[id] = link
@@ -717,6 +756,7 @@ final class BlueZCentral: @unchecked Sendable {
         for _ in pendingDiscoveries { emit(.servicesDiscovered(id, [], .peripheralDisconnected)) }
         logger.info("disconnected \(link.path)\(error.map { ": \($0)" } ?? "")")
         emit(.disconnected(id, error: error, isReconnecting: false))
+        if again { connect(id) }
     }
 
     // MARK: Discovery

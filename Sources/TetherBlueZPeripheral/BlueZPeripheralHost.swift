@@ -112,6 +112,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private var advertisementTree: DBusObjectTree?
     /// Successful re-registrations of the advertisement (on the queue).
     private var readvertisements = 0
+    /// The application and the advertisement are registered with the current bluetoothd.
+    private var registered = false
 
     /// Where bluetoothd reaches the application: the host's bus name and the object path of
     /// a characteristic (tests play bluetoothd with it).
@@ -300,6 +302,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             throw BlueZPeripheralHostError("bluetoothd refused the advertisement on \(adapter.lastElement): \(error.message)")
         }
         if let interval = configuration.readvertiseInterval { await onQueue { [self] in startReadvertising(every: interval) } }
+        await onQueue { [self] in registered = true }
         activityContinuation.yield(.published(adapter: adapter.lastElement, address: adapterProperties["Address"]?.string ?? "?",
                                               name: peripheral.advertisement.localName ?? peripheral.name))
         logger.info("published \(peripheral.name ?? "peripheral") on \(adapter.lastElement)")
@@ -421,6 +424,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         guard !stopped else { return }
         if owner.isEmpty {
             bluezOwner = nil
+            registered = false
             failPending("bluetoothd left the bus")
             if !centrals.isEmpty {
                 centrals.removeAll()
@@ -430,24 +434,41 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             return
         }
         bluezOwner = owner
-        guard let connection, let adapterPath else { return }
-        let appRoot = self.appRoot, advertisementPath = self.advertisementPath, activity = activityContinuation
+        registerAgain(attempt: 1, owner: owner)
+    }
+
+    /// Registers the application and the advertisement with a bluetoothd that just appeared.
+    /// It takes its bus name before its adapters exist, so early attempts meet an unknown
+    /// adapter: try again every 200 ms for 10 s.
+    private func registerAgain(attempt: Int, owner: String) {
+        guard let connection, let adapterPath, !stopped, bluezOwner == owner else { return }
+        let appRoot = self.appRoot, advertisementPath = self.advertisementPath
+        let retry: @Sendable (String) -> Void = { [weak self] problem in
+            guard let self else { return }
+            guard attempt < 50 else {
+                self.activityContinuation.yield(.problem("bluetoothd is back but \(problem); gave up after 10 s"))
+                return
+            }
+            self.connection?.queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in
+                self?.registerAgain(attempt: attempt + 1, owner: owner)
+            }
+        }
         let power = DBusMessage.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.propertiesInterface, member: "Set",
                                            body: [.string(BlueZ.adapterInterface), .string("Powered"), .variant(.boolean(true))])
-        connection.call(power) { _ in
+        connection.call(power) { [weak self] result in
+            if case .failure(let error) = result { return retry("cannot power \(adapterPath.lastElement) (\(error.message))") }
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.gattManagerInterface,
-                                        member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { result in
-                if case .failure(let error) = result {
-                    activity.yield(.problem("bluetoothd is back but refused the GATT application: \(error.message)"))
-                    return
-                }
+                                        member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { [weak self] result in
+                if case .failure(let error) = result { return retry("refused the GATT application (\(error.message))") }
                 connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { result in
+                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { [weak self] result in
+                    guard let self else { return }
                     if case .failure(let error) = result {
-                        activity.yield(.problem("bluetoothd is back but refused the advertisement: \(error.message)"))
-                    } else {
-                        activity.yield(.problem("bluetoothd restarted: application and advertisement registered again"))
+                        self.activityContinuation.yield(.problem("bluetoothd is back but refused the advertisement: \(error.message)"))
+                        return
                     }
+                    self.registered = true
+                    self.activityContinuation.yield(.problem("bluetoothd restarted: application and advertisement registered again"))
                 }
             }
         }
@@ -462,7 +483,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let logger = self.logger
         let activity = activityContinuation
         timer.setEventHandler { [weak connection, self] in
-            guard let connection else { return }
+            // Nothing to re-advertise while bluetoothd is away (or registering again).
+            guard let connection, self.registered else { return }
             // Asynchronous on purpose: bluetoothd calls back into the advertisement while it
             // registers, and this queue must stay free to answer.
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
@@ -748,8 +770,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     ///
     /// An application cannot answer 0x05, 0x0C or 0x0F (pairing is bluetoothd's business: it is
     /// asked for with `encrypt-*` flags): they become `NotAuthorized`, the nearest code a central
-    /// also treats as a pairing problem. Other codes become `Failed`, which bluetoothd sends
-    /// as 0x80 (5.66) or 0x0E (later versions).
+    /// also treats as a pairing problem. Other codes become `Failed "Operation failed"`, which
+    /// bluetoothd sends as 0x80.
     static func bluezError(for error: DriverError) -> (String, String) {
         guard case .att(let att) = error else { return ("org.bluez.Error.Failed", error.description) }
         switch att.code {

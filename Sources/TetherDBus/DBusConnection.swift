@@ -50,7 +50,7 @@ public final class DBusConnection: @unchecked Sendable {
     private var signalHandlers: [UInt64: (DBusMatchRule, @Sendable (DBusMessage) -> Void)] = [:]
     private var signalHandlerOrder: [UInt64] = []
     private var objectHandlers: [DBusObjectPath: ObjectHandler] = [:]
-    private var disconnectHandlers: [@Sendable (DBusError) -> Void] = []
+    private var disconnectHandlers: [(token: UInt64, handler: @Sendable (DBusError) -> Void)] = []
     private var nextToken: UInt64 = 1
     private(set) var closeReason: DBusError?
 
@@ -223,6 +223,8 @@ public final class DBusConnection: @unchecked Sendable {
         outbound.append((bytes, message.unixFDs, 0))
         outboundBytes += bytes.count
         flush()
+        // The write may have found the socket dead: then nothing will answer this message.
+        if let closeReason { return .failure(closeReason) }
         return .success(serial)
     }
 
@@ -432,6 +434,8 @@ public final class DBusConnection: @unchecked Sendable {
         let register: @Sendable () -> UInt64 = { [self] in
             let token = nextToken
             nextToken += 1
+            // A closed connection delivers nothing: keep no handler (nor what it captures).
+            guard closeReason == nil else { return token }
             signalHandlers[token] = (rule, handler)
             signalHandlerOrder.append(token)
             return token
@@ -477,9 +481,12 @@ public final class DBusConnection: @unchecked Sendable {
                 logger.warning("signal stream for \(rule) is \(bufferLimit) behind: dropped the oldest")
             }
         }
-        continuation.onTermination = { _ in subscription.cancel() }
         // The stream ends with the connection, so a `for await` over it never hangs.
-        onDisconnect { _ in continuation.finish() }
+        let closing = onDisconnect { _ in continuation.finish() }
+        continuation.onTermination = { _ in
+            subscription.cancel()
+            closing.cancel()
+        }
         do {
             try await addMatch(rule)
         } catch {
@@ -498,7 +505,10 @@ public final class DBusConnection: @unchecked Sendable {
     /// In effect when this returns (like ``onSignal(_:_:)``): a call another peer makes after
     /// that is routed here even if it arrives while the queue is still reading.
     public func export(_ path: DBusObjectPath, subtree: Bool = false, handler: @escaping @Sendable (DBusIncomingCall) -> Void) {
-        let register = { [self] in objectHandlers[path] = ObjectHandler(subtree: subtree, handler: handler) }
+        let register = { [self] in
+            guard closeReason == nil else { return }
+            objectHandlers[path] = ObjectHandler(subtree: subtree, handler: handler)
+        }
         if isOnQueue { register() } else { queue.sync(execute: register) }
     }
 
@@ -511,9 +521,23 @@ public final class DBusConnection: @unchecked Sendable {
     // MARK: Closing
 
     /// Runs `handler` on ``queue`` once when the connection closes (at once if it already has).
-    public func onDisconnect(_ handler: @escaping @Sendable (DBusError) -> Void) {
-        perform { [self] in
-            if let closeReason { handler(closeReason) } else { disconnectHandlers.append(handler) }
+    @discardableResult
+    public func onDisconnect(_ handler: @escaping @Sendable (DBusError) -> Void) -> Subscription {
+        let register: @Sendable () -> UInt64? = { [self] in
+            if let closeReason {
+                handler(closeReason)
+                return nil
+            }
+            let token = nextToken
+            nextToken += 1
+            disconnectHandlers.append((token, handler))
+            return token
+        }
+        guard let token = isOnQueue ? register() : queue.sync(execute: register) else { return Subscription {} }
+        return Subscription { [weak self] in
+            guard let self else { return }
+            let remove: @Sendable () -> Void = { self.disconnectHandlers.removeAll { $0.token == token } }
+            if self.isOnQueue { remove() } else { self.queue.sync(execute: remove) }
         }
     }
 
@@ -540,7 +564,7 @@ public final class DBusConnection: @unchecked Sendable {
         }
         let handlers = disconnectHandlers
         disconnectHandlers.removeAll()
-        for handler in handlers { handler(reason) }
+        for (_, handler) in handlers { handler(reason) }
         // Handlers often capture their owner, which owns this connection: dropping them breaks
         // the cycle, so a closed connection and its users are freed.
         signalHandlers.removeAll()

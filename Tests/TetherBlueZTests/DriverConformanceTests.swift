@@ -180,6 +180,22 @@ struct DriverConformanceTests {
         }
     }
 
+    @Test func aConnectionRequestedWhileTheCancelIsStillDisconnectingFollowsIt() async throws {
+        try await Self.withEchoPair { pair in
+            try await pair.connect()
+            let id = pair.remoteID
+            await pair.driver.cancelConnection(id)
+            await pair.driver.connect(id, options: ConnectOptions())
+            // CoreBluetooth's order: the cancel's disconnection, then the new connection.
+            let first = try await pair.events.next("disconnection") {
+                switch $0 { case .disconnected(id, _, _), .connected(id), .failedToConnect(id, _): true; default: false }
+            }
+            guard case .disconnected(_, let error, _) = first else { Issue.record("expected the disconnection first, got \(first)"); return }
+            #expect(error == nil)
+            _ = try await pair.events.next("the new connection") { if case .connected(id) = $0 { true } else { false } }
+        }
+    }
+
     @Test func cancellingAnUnknownPeripheralReportsADisconnection() async throws {
         try await Self.withEchoPair { pair in
             try await pair.poweredOn()

@@ -81,6 +81,8 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("-a", "--adapter", dest="adapters", action="append", default=[],
                         type=adapter_spec, metavar="[ID=]ADDRESS",
                         help="an adapter (hci0, hci1, ... in order unless ID= is given)")
+    parser.add_argument("--adapter-delay", type=float, default=0.1,
+                        help="seconds between taking org.bluez and adding the adapters (bluetoothd's order)")
     parser.add_argument("--scan-interval", type=float, default=1.0,
                         help="seconds between two simulated scans (default 1; >= 0.05)")
     parser.add_argument("--ready-timeout", type=float, default=20.0,
@@ -227,7 +229,8 @@ class Supervisor:
 
     def start_child(self) -> None:
         command = [sys.executable, os.path.abspath(__file__), "--child",
-                   "--scan-interval", str(self.args.scan_interval)]
+                   "--scan-interval", str(self.args.scan_interval),
+                   "--adapter-delay", str(self.args.adapter_delay)]
         command += ["-v"] * self.args.verbose
         for ident, address in sorted(self.adapters.items()):
             command += ["-a", f"{ident}={address}"]
@@ -614,11 +617,16 @@ def apply_patches():
     def application_att_code(error, permission_code):
         name, message = error_parts(error)
         if name == "org.bluez.Error.Failed":
-            match = re.fullmatch(r"\s*0x([0-9a-fA-F]{2})\s*", message)
-            code = int(match.group(1), 16) if match else 0x80
-            return code if 0x80 <= code <= 0x9F else 0x80
+            # Newer bluetoothd reads the message as a number: an application error 0x80-0x9F
+            # is kept, another number is "unlikely" (0x0E), text is 0x80.
+            match = re.fullmatch(r"\s*0x([0-9a-fA-F]+)\s*", message)
+            if not match:
+                return 0x80
+            code = int(match.group(1), 16)
+            return code if 0x80 <= code <= 0x9F else 0x0E
         return {"org.bluez.Error.NotSupported": 0x06, "org.bluez.Error.NotAuthorized": 0x08,
                 "org.bluez.Error.InvalidValueLength": 0x0D, "org.bluez.Error.InvalidOffset": 0x07,
+                "org.bluez.Error.InProgress": 0xFE,
                 "org.bluez.Error.NotPermitted": permission_code}.get(name, 0x0E)
 
     def central_error(code):
@@ -648,6 +656,14 @@ def apply_patches():
 
     @dbus_method(GattCharacteristicClientLink, "WriteValue")
     async def write_value(self, value, options):
+        kind = options.get("type", ("s", "request"))
+        if (kind[1] if isinstance(kind, tuple) else kind) == "command":
+            # A Write Command has no response on the air: the application's error stays there.
+            try:
+                return await original_write_value(self, value, options)
+            except sdbus.SdBusBaseError as error:
+                patch_log.info(f"write command refused by the application (the central never knows): {error_parts(error)}")
+                return None
         return await over_the_air(lambda: original_write_value(self, value, options), 0x03)
     original_stop_notify = GattCharacteristicClientLink.__dict__["StopNotify"].original_method
 
@@ -851,11 +867,14 @@ def child_main(args: argparse.Namespace) -> int:
         bus = setup_default_bus("system")
         service = bluezoo_main.BluezMockService(True, args.scan_interval)
         bluezoo_main.startup.service = service  # bluezoo keeps it here against GC
-        # Adapters first, name last: once org.bluez has an owner, everything is there.
+        # bluetoothd's order: the name first (`connect_dbus`), the adapters a moment later, as
+        # the kernel's management interface answers (`adapter_init`). Clients must cope with an
+        # owner that has no adapter yet, notably after a restart.
+        await bus.request_name_async("org.bluez", 0)
+        await asyncio.sleep(args.adapter_delay)
         for ident, address in args.adapters:
             await service.add_adapter(ident, address)
         await settle()
-        await bus.request_name_async("org.bluez", 0)
         protocol.write("READY\n")
 
         reader = asyncio.StreamReader()

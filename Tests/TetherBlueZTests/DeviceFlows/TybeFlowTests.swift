@@ -137,7 +137,7 @@ struct TybeFlowTests {
     // MARK: Link
 
     @Test func aMissingStatusDropsTheLinkAndTheNextActionReconnects() async throws {
-        try await TybeFlow.run { flow in
+        try await TybeFlow.run(statusTimeout: .seconds(3)) { flow in
             try await flow.connect()
             // The bridge never sees the next frame, so its status never comes (3 s timeout).
             await flow.pair.radio.inject(FaultRule(.writeWithoutResponse, on: TybeGATT.textInput, action: .noResponse, count: 1))
@@ -177,7 +177,10 @@ private struct TybeFlow: Sendable {
     /// Builds the flow on a rig of its own (see ``meshFlowPrivateRig()``), runs `body` and closes
     /// everything, whatever `body` does. The bridge has a name of its own all the same (the
     /// client discovers it by name).
-    static func run(host: TybeHost.InputSource = .english, _ body: (TybeFlow) async throws -> Void) async throws {
+    /// `statusTimeout`: generous by default (these flows run in real time beside a busy test
+    /// suite); the status-timeout test sets the client's own 3 s.
+    static func run(host: TybeHost.InputSource = .english, statusTimeout: Duration = .seconds(10),
+                    _ body: (TybeFlow) async throws -> Void) async throws {
         let name = meshFlowUniqueName("Tybe Flow ")
         let bridge = TybeBridgeEmulator(name: name, dongle: TybeDongle(host: TybeHost(inputSource: host)))
         let id = PeripheralID(UUID())
@@ -194,7 +197,7 @@ private struct TybeFlow: Sendable {
         }
         let activity = MeshFlowRecorder(pair.host.activity)
         let central = await pair.makeCentral()
-        let client = TybeClient(central: central, bridgeName: name, clock: ContinuousClock())
+        let client = TybeClient(central: central, bridgeName: name, clock: ContinuousClock(), statusTimeout: statusTimeout)
         let events = MeshFlowRecorder(await client.events())
         let flow = TybeFlow(pair: pair, bridgeEmulator: bridge, client: client, events: events, activity: activity)
         do {

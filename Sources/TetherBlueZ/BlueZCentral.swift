@@ -41,6 +41,8 @@ final class BlueZCentral: @unchecked Sendable {
         /// (a device without Service Changed after a firmware update). Forget the device when
         /// this link ends, so the next connection discovers everything afresh.
         var suspectCache = false
+        /// `ServicesResolved` came; the tree is being read again before the link is reported.
+        var refreshingTree = false
         /// A `Disconnect` we asked for has not completed yet.
         var disconnectOutstanding = false
         /// `connect` came while that disconnection was outstanding: report it, then connect
@@ -691,7 +693,33 @@ final class BlueZCentral: @unchecked Sendable {
         }
     }
 
+    /// `ServicesResolved` is true: read the tree once more before reporting the link.
+    /// bluetoothd queues `InterfacesAdded` of the GATT objects and the `ServicesResolved`
+    /// change separately, and the change can come first (seen with bluetoothd 5.66); the
+    /// objects are registered by then, so `GetManagedObjects` has them.
     private func linkUp(_ id: PeripheralID) {
+        guard var link = links[id], !link.reportedConnected, !link.refreshingTree else { return }
+        link.refreshingTree = true
+        link.connectInFlight = false
+        links[id] = link
+        let generation = link.generation
+        connection.call(.methodCall(destination: BlueZ.service, path: .root, interface: BlueZ.objectManagerInterface,
+                                    member: "GetManagedObjects"), timeout: configuration.callTimeout) { [weak self] result in
+            guard let self, var link = self.links[id], link.generation == generation else { return }
+            link.refreshingTree = false
+            self.links[id] = link
+            if case .success(let reply) = result { self.mirror.load(reply.body.first ?? .array(.byte, [])) }
+            // The link may have gone meanwhile (Connected=false came before the reply).
+            guard link.wanted, !link.reportedConnected,
+                  self.mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool == true else {
+                if link.wanted, !link.connectInFlight { self.scheduleConnectRetry(id) }
+                return
+            }
+            self.reportLinkUp(id)
+        }
+    }
+
+    private func reportLinkUp(_ id: PeripheralID) {
         guard var link = links[id], !link.reportedConnected else { return }
         pendingDisconnectReason[id] = nil
         link.reportedConnected = true

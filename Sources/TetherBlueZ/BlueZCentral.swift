@@ -205,8 +205,7 @@ final class BlueZCentral: @unchecked Sendable {
         guard elapsed < Self.adapterGrace else { return true }
         setState(.resetting, reason: "bluetoothd is starting: waiting for its adapters")
         let remaining = Self.adapterGrace - elapsed
-        let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
-        connection.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds) + 1_000_000)) { [weak self] in
+        connection.queue.asyncAfter(deadline: .now() + DispatchTimeInterval(remaining + .milliseconds(1))) { [weak self] in
             guard let self, self.adapterPath == nil, self.treeLoaded, self.bluezOwner != nil else { return }
             self.chooseAdapter()
         }
@@ -619,8 +618,7 @@ final class BlueZCentral: @unchecked Sendable {
         links[id] = link
         let generation = link.generation
         let delay = configuration.connectRetryDelay
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        connection.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+        connection.queue.asyncAfter(deadline: .now() + DispatchTimeInterval(delay)) { [self] in
             guard var link = links[id], link.generation == generation, link.retryScheduled else { return }
             link.retryScheduled = false
             links[id] = link

@@ -100,11 +100,7 @@ public final class BlueZDriver: BLEDriver, @unchecked Sendable {
         engine = Task {
             let address: DBusAddress
             do throws(DBusError) {
-                if let text = configuration.busAddress {
-                    address = try DBusAddress(parsing: text)
-                } else {
-                    address = try DBusAddress.systemBus(environment: configuration.environment)
-                }
+                address = try DBusAddress.systemBus(override: configuration.busAddress, environment: configuration.environment)
             } catch {
                 let status = BlueZStatus(state: .unsupported, reason: "bad D-Bus address: \(error.message)")
                 failure.value = status

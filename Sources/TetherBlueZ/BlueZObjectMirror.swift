@@ -2,15 +2,22 @@
 import TetherDBus
 
 /// A copy of bluetoothd's object tree, kept current from `GetManagedObjects`,
-/// `InterfacesAdded`/`InterfacesRemoved` and `PropertiesChanged`.
-///
-/// Confined to the driver's D-Bus queue.
-struct BlueZObjectMirror {
+/// `InterfacesAdded`/`InterfacesRemoved` and `PropertiesChanged` (the driver confines its own
+/// to its D-Bus queue).
+public struct BlueZObjectMirror: Sendable {
     /// Path → interface → property → value (variants unwrapped).
-    private(set) var objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
+    public private(set) var objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
+
+    /// An empty mirror.
+    public init() {}
+
+    /// A mirror of a `GetManagedObjects` reply.
+    public init(managedObjects reply: DBusMessage) {
+        load(reply.body.first ?? .array(.byte, []))
+    }
 
     /// Replaces everything with a `GetManagedObjects` reply body.
-    mutating func load(_ reply: DBusValue) {
+    public mutating func load(_ reply: DBusValue) {
         objects.removeAll()
         for entry in reply.dictionaryEntries ?? [] {
             guard let path = entry.key.objectPath else { continue }
@@ -47,12 +54,12 @@ struct BlueZObjectMirror {
     }
 
     /// The properties of one interface of one object.
-    func properties(_ path: DBusObjectPath, _ interface: String) -> [String: DBusValue]? {
+    public func properties(_ path: DBusObjectPath, _ interface: String) -> [String: DBusValue]? {
         objects[path]?[interface]
     }
 
     /// Paths that have `interface`, sorted.
-    func paths(with interface: String, under ancestor: DBusObjectPath? = nil) -> [DBusObjectPath] {
+    public func paths(with interface: String, under ancestor: DBusObjectPath? = nil) -> [DBusObjectPath] {
         objects.compactMap { path, interfaces in
             guard interfaces[interface] != nil else { return nil }
             if let ancestor, !(path != ancestor && path.isDescendant(of: ancestor)) { return nil }

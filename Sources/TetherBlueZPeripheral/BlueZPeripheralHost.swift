@@ -172,9 +172,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     public func start() async throws {
         let address: DBusAddress
         do throws(DBusError) {
-            if let text = configuration.busAddress { address = try DBusAddress(parsing: text) } else {
-                address = try DBusAddress.systemBus(environment: configuration.environment)
-            }
+            address = try DBusAddress.systemBus(override: configuration.busAddress, environment: configuration.environment)
         } catch {
             throw BlueZPeripheralHostError("bad D-Bus address: \(error.message)")
         }
@@ -203,16 +201,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection.close()
             throw BlueZPeripheralHostError("bluetoothd did not answer: \(error.message)")
         }
-        var mirror: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
-        for entry in objects.body.first?.dictionaryEntries ?? [] {
-            guard let path = entry.key.objectPath else { continue }
-            var interfaces: [String: [String: DBusValue]] = [:]
-            for interface in entry.value.dictionaryEntries ?? [] {
-                if let name = interface.key.string { interfaces[name] = interface.value.stringKeyedDictionary ?? [:] }
-            }
-            mirror[path] = interfaces
-        }
-        let adapters = mirror.filter { $0.value[BlueZ.gattManagerInterface] != nil && $0.value[BlueZ.adapterInterface] != nil }.keys.sorted()
+        let mirror = BlueZObjectMirror(managedObjects: objects)
+        let adapters = mirror.paths(with: BlueZ.adapterInterface).filter { mirror.properties($0, BlueZ.gattManagerInterface) != nil }
         let adapter: DBusObjectPath
         if let wanted = configuration.adapter {
             guard let found = adapters.first(where: { $0.lastElement == wanted }) else {
@@ -222,13 +212,13 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             }
             adapter = found
         } else {
-            guard let found = adapters.first(where: { mirror[$0]?[BlueZ.adapterInterface]?["Powered"]?.bool == true }) ?? adapters.first else {
+            guard let found = adapters.first(where: { mirror.properties($0, BlueZ.adapterInterface)?["Powered"]?.bool == true }) ?? adapters.first else {
                 connection.close()
                 throw BlueZPeripheralHostError("no Bluetooth adapter")
             }
             adapter = found
         }
-        let adapterProperties = mirror[adapter]?[BlueZ.adapterInterface] ?? [:]
+        let adapterProperties = mirror.properties(adapter, BlueZ.adapterInterface) ?? [:]
         if adapterProperties["Powered"]?.bool != true {
             do {
                 _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.propertiesInterface,
@@ -477,8 +467,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private func startReadvertising(every interval: Duration) {
         guard let connection, let adapterPath else { return }
         let timer = DispatchSource.makeTimerSource(queue: connection.queue)
-        let nanoseconds = Int(interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        timer.schedule(deadline: .now() + DispatchTimeInterval(interval), repeating: DispatchTimeInterval(interval))
         let advertisementPath = self.advertisementPath
         let logger = self.logger
         let activity = activityContinuation
@@ -855,8 +844,7 @@ private final class LinkWaiter: @unchecked Sendable {
                 return nextToken
             }
             guard let token else { return continuation.resume(returning: true) }
-            let nanoseconds = Int(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(timeout)) { [self] in
                 let expired = lock.withLock { () -> CheckedContinuation<Bool, Never>? in
                     switch condition {
                     case .up: upWaiters.removeValue(forKey: token)

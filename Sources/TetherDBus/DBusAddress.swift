@@ -21,7 +21,12 @@ public struct DBusAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The system bus: `DBUS_SYSTEM_BUS_ADDRESS`, else ``defaultSystemBus``.
     public static func systemBus(environment: [String: String]) throws(DBusError) -> DBusAddress {
-        let text = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSystemBus
+        try systemBus(override: nil, environment: environment)
+    }
+
+    /// `override` when given (a configuration's explicit address), else the system bus.
+    public static func systemBus(override: String?, environment: [String: String]) throws(DBusError) -> DBusAddress {
+        let text = override ?? environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSystemBus
         return try DBusAddress(parsing: text)
     }
 

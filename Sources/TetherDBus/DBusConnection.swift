@@ -179,8 +179,7 @@ public final class DBusConnection: @unchecked Sendable {
                         message: "no reply to \(message.interface ?? "").\(message.member ?? "") within \(timeout)")))
                 }
                 pending[serial] = PendingCall(completion: completion, timeout: item)
-                let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: item)
+                queue.asyncAfter(deadline: .now() + DispatchTimeInterval(timeout), execute: item)
             }
         }
     }

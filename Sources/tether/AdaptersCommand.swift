@@ -107,16 +107,13 @@ struct AdaptersCommand: AsyncParsableCommand {
             }
             return none("bluetoothd did not answer: \(error.description)", failed: true)
         }
-        var rows: [AdapterRow] = []
-        for entry in reply.body.first?.dictionaryEntries ?? [] {
-            guard let path = entry.key.objectPath else { continue }
-            for interface in entry.value.dictionaryEntries ?? [] where interface.key.string == BlueZ.adapterInterface {
-                let properties = interface.value.stringKeyedDictionary ?? [:]
-                rows.append(AdapterRow(
-                    driver: "bluez", name: path.lastElement, address: properties["Address"]?.string,
-                    powered: properties["Powered"]?.bool, discovering: properties["Discovering"]?.bool,
-                    alias: properties["Alias"]?.string ?? properties["Name"]?.string))
-            }
+        let mirror = BlueZObjectMirror(managedObjects: reply)
+        let rows = mirror.paths(with: BlueZ.adapterInterface).map { path in
+            let properties = mirror.properties(path, BlueZ.adapterInterface) ?? [:]
+            return AdapterRow(
+                driver: "bluez", name: path.lastElement, address: properties["Address"]?.string,
+                powered: properties["Powered"]?.bool, discovering: properties["Discovering"]?.bool,
+                alias: properties["Alias"]?.string ?? properties["Name"]?.string)
         }
         guard !rows.isEmpty else { return none("no Bluetooth adapter", failed: false) }
         return (rows.sorted { ($0.name ?? "").localizedStandardCompare($1.name ?? "") == .orderedAscending }, false)

@@ -1,17 +1,17 @@
 import Foundation
 
 /// Runs `operation` and returns its result, or nil once `seconds` have passed — without
-/// waiting for the operation to end (unlike `within`, whose task group waits for its children:
-/// calls that ignore cancellation, such as connecting to a bus, would hold it up).
-/// The operation keeps running in the background when the deadline wins.
+/// waiting for the operation to end (a task group would wait for its children, and calls that
+/// ignore cancellation, such as connecting to a bus, would hold it up). When the deadline wins
+/// the operation is cancelled and left to finish in the background.
 func resultWithin<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async -> T) async -> T? {
     let race = DeadlineRace<T>()
     return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
         race.arm(continuation)
-        Task { race.finish(await operation()) }
+        let work = Task { race.finish(await operation()) }
         Task {
             try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            race.finish(nil)
+            if race.finish(nil) { work.cancel() }
         }
     }
 }
@@ -26,11 +26,14 @@ private final class DeadlineRace<T: Sendable>: @unchecked Sendable {
         lock.withLock { self.continuation = continuation }
     }
 
-    func finish(_ value: T?) {
+    /// Resumes the waiter with `value` if nothing did before; true when this call did.
+    @discardableResult
+    func finish(_ value: T?) -> Bool {
         let waiter = lock.withLock { () -> CheckedContinuation<T?, Never>? in
             defer { continuation = nil }
             return continuation
         }
         waiter?.resume(returning: value)
+        return waiter != nil
     }
 }

@@ -100,18 +100,11 @@ func flushOutput() {
 }
 
 /// Fails with `message` if `operation` takes longer than `seconds` (wall clock: the CLI runs in
-/// real time).
+/// real time). The operation is cancelled then, and not waited for.
 func within<T: Sendable>(_ seconds: Double, _ message: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw CLIError("\(message) (no result after \(seconds) s)")
-        }
-        return value
+    let outcome = await resultWithin(seconds) { () -> Result<T, any Error> in
+        do { return .success(try await operation()) } catch { return .failure(error) }
     }
+    guard let outcome else { throw CLIError("\(message) (no result after \(seconds) s)") }
+    return try outcome.get()
 }

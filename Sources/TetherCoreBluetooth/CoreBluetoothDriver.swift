@@ -196,7 +196,9 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
     public func maximumWriteValueLength(for type: WriteType, on peripheral: PeripheralID) async -> Int {
         onQueue {
             guard let target = peripherals[peripheral.uuid] else { return type == .withResponse ? 512 : 20 }
-            return target.maximumWriteValueLength(for: type == .withResponse ? .withResponse : .withoutResponse)
+            // No attribute value exceeds 512 bytes; CoreBluetooth reports MTU − 3 for commands,
+            // which a large MTU (517, 527) puts past it, and peripherals drop such commands.
+            return min(512, target.maximumWriteValueLength(for: type == .withResponse ? .withResponse : .withoutResponse))
         }
     }
 

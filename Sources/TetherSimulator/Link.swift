@@ -49,7 +49,7 @@ final class Link {
     let peripheral: VirtualPeripheral
     let options: ConnectOptions
     let anchor: Duration
-    let mtu: Int
+    var mtu: Int
     var parameters: LinkParameters { peripheral.linkParameters }
     var subscriptions: Set<CharacteristicPath> = []
     var outbound: [Outbound] = []

@@ -101,6 +101,14 @@ public final class VirtualRadio {
     /// The negotiated MTU of the peripheral's link.
     public func mtu(of id: PeripheralID) -> Int? { links[id]?.mtu }
 
+    /// Changes the ATT MTU of the link to `id` (23…517), as an MTU exchange after the
+    /// connection does: for a bridge whose real link, on another stack, negotiated it.
+    public func exchangeMTU(_ mtu: Int, on id: PeripheralID) {
+        guard let link = links[id] else { return }
+        link.mtu = min(517, max(23, mtu))
+        logger.debug("MTU exchanged", metadata: ["peripheral": "\(id)", "mtu": "\(link.mtu)"])
+    }
+
     // MARK: Faults
 
     /// Changes the central radio's state. Anything but `poweredOn` drops every link and scan
@@ -367,7 +375,8 @@ public final class VirtualRadio {
     func maximumWriteValueLength(for type: WriteType, on id: PeripheralID) -> Int {
         switch type {
         case .withResponse: 512
-        case .withoutResponse: (links[id]?.mtu ?? 23) - 3
+        // An attribute value is at most 512 bytes, whatever the MTU (517 allows 514).
+        case .withoutResponse: min(512, (links[id]?.mtu ?? 23) - 3)
         }
     }
 
@@ -380,7 +389,8 @@ public final class VirtualRadio {
     func notify(_ value: Data, on path: CharacteristicPath, from id: PeripheralID) -> Bool {
         guard let link = links[id], link.subscriptions.contains(path),
               link.queuedNotifications < link.parameters.notificationQueueCapacity else { return false }
-        let payload = value.count > link.mtu - 3 ? value.prefix(link.mtu - 3) : value
+        let longest = min(512, link.mtu - 3)
+        let payload = value.count > longest ? value.prefix(longest) : value
         link.queuedNotifications += 1
         link.inbound.append((link.nextEvent(after: timeline.now).index, .notification(path, Data(payload))))
         ensurePump(link)
@@ -455,11 +465,10 @@ public final class VirtualRadio {
 
         // Peripheral → central.
         budget = link.parameters.packetsPerConnectionEvent
-        var position = 0
-        while budget > 0, position < link.inbound.count {
-            let (notBefore, item) = link.inbound[position]
-            guard notBefore <= index else { position += 1; continue }
-            link.inbound.remove(at: position)
+        // In order, as ATT over L2CAP is: nothing overtakes an item that is not due yet.
+        while budget > 0, let (notBefore, item) = link.inbound.first {
+            guard notBefore <= index else { break }
+            link.inbound.removeFirst()
             budget -= 1
             carried = true
             switch item {

@@ -53,7 +53,7 @@ public final class EchoPeripheral: PeripheralBehavior {
         guard characteristic == Self.input else { return .writeNotPermitted }
         if received.count < 1 << 20 { received.append(value) }
         guard echoes, context.isSubscribed(Self.output) else { return nil }
-        let size = context.mtu - 3
+        let size = min(512, context.mtu - 3)
         var offset = value.startIndex
         while offset < value.endIndex {
             let end = value.index(offset, offsetBy: size, limitedBy: value.endIndex) ?? value.endIndex

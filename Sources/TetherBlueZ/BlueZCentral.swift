@@ -1046,14 +1046,17 @@ final class BlueZCentral: @unchecked Sendable {
     func maximumWriteValueLength(for type: WriteType, on id: PeripheralID) -> Int {
         switch type {
         case .withResponse:
-            return 512 // BlueZ turns longer values into prepared (long) writes
+            // BlueZ turns values longer than MTU − 3 into prepared (long) writes
+            return configuration.maximumValueLength
         case .withoutResponse:
             guard let link = links[id] else { return 20 }
             let mtu = link.characteristics.values.compactMap {
                 mirror.properties($0, BlueZ.characteristicInterface)?["MTU"]?.integer
             }.max()
             // `MTU` exists from BlueZ 5.62; before that only the default ATT MTU is certain.
-            return max(20, Int(mtu ?? 23) - 3)
+            // No attribute value exceeds 512 bytes: at MTU 517 a 514-byte command is dropped
+            // by the peripheral's stack without a word (seen with bluetoothd 5.66 on both ends).
+            return min(configuration.maximumValueLength, max(20, Int(mtu ?? 23) - 3))
         }
     }
 

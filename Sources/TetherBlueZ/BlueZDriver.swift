@@ -21,13 +21,19 @@ public struct BlueZDriverConfiguration: Sendable {
     public var callTimeout: Duration
     /// The environment to read `DBUS_SYSTEM_BUS_ADDRESS` from.
     public var environment: [String: String]
+    /// The longest value a write may carry (``BlueZDriver/maximumWriteValueLength(for:on:)``
+    /// never says more), 1…512. ATT allows 512; a peripheral served by bluetoothd 5.66–5.68
+    /// refuses 511 and 512 (its server counts the handle into the value: fixed in 5.69), so
+    /// for such peripherals (a Linux box running `tether emulate`, say) use 510.
+    public var maximumValueLength: Int
 
     /// Creates a configuration.
     public init(
         adapter: String? = nil, busAddress: String? = nil, agent: BlueZPairingAgent? = BlueZPairingAgent(),
         connectRetryDelay: Duration = .milliseconds(500), callTimeout: Duration = .seconds(30),
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, maximumValueLength: Int = 512
     ) {
+        self.maximumValueLength = min(512, max(1, maximumValueLength))
         self.adapter = adapter
         self.busAddress = busAddress
         self.agent = agent

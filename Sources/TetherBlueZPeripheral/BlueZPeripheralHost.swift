@@ -125,6 +125,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     public func readvertisementCount() async -> Int { await onQueue { [self] in readvertisements } }
     private var adapterPath: DBusObjectPath?
     private var characteristicPaths: [CharacteristicPath: DBusObjectPath] = [:]
+    /// Characteristics that take writes without response (see ``writeType(_:for:)``).
+    private var takesCommands: Set<CharacteristicPath> = []
     private var byObjectPath: [DBusObjectPath: CharacteristicPath] = [:]
     private var pendingReads: [CharacteristicPath: [(DBusIncomingCall, Int)]] = [:]
     private var pendingWrites: [CharacteristicPath: [DBusIncomingCall]] = [:]
@@ -133,13 +135,19 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private var subscribed: Set<CharacteristicPath> = []
     private var centrals: Set<DBusObjectPath> = []
     private var virtualLinkUp = false
+    /// The real link's ATT MTU as last handed to the virtual link (nil: not since it came up).
+    private var realMTU: Int?
     private var readvertiseTimer: DispatchSourceTimer?
+    /// A re-advertising round (unregister, register) is waiting for bluetoothd.
+    private var readvertising = false
     private var stopped = false
     private var bluezOwner: String?
 
     // The ordered pipe of commands to the virtual radio.
     private enum Command: Sendable {
         case connect
+        /// The real link's ATT MTU (bluetoothd's `mtu` option), for the virtual link.
+        case mtu(Int)
         case disconnect
         case read(CharacteristicPath)
         case write(CharacteristicPath, Data, WriteType)
@@ -361,6 +369,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 let objectPath = servicePath.appending("char\(index)")!
                 characteristicPaths[path] = objectPath
                 byObjectPath[objectPath] = path
+                if characteristic.properties.contains(.writeWithoutResponse) { takesCommands.insert(path) }
                 var properties: [String: DBusValue] = [
                     "UUID": .string(characteristic.uuid.longString),
                     "Service": .objectPath(servicePath),
@@ -472,14 +481,18 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let logger = self.logger
         let activity = activityContinuation
         timer.setEventHandler { [weak connection, self] in
-            // Nothing to re-advertise while bluetoothd is away (or registering again).
-            guard let connection, self.registered else { return }
+            // Nothing to re-advertise while bluetoothd is away (or registering again), or while
+            // the last round is unanswered (rounds must not overlap: under load one can take
+            // longer than the interval).
+            guard let connection, self.registered, !self.readvertising else { return }
+            self.readvertising = true
             // Asynchronous on purpose: bluetoothd calls back into the advertisement while it
             // registers, and this queue must stay free to answer.
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
                                         member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)])) { _ in
                 connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
                                             member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { result in
+                    self.readvertising = false
                     if case .failure(let error) = result {
                         logger.error("re-advertising failed: \(error)")
                         activity.yield(.problem("re-advertising failed: \(error.message)"))
@@ -515,7 +528,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         guard let value = call.message.body.first?.bytes else { return call.fail("org.bluez.Error.InvalidArguments", "WriteValue needs ay") }
         let options = call.message.body.count > 1 ? call.message.body[1].stringKeyedDictionary ?? [:] : [:]
         noteCentral(options)
-        let type: WriteType = options["type"]?.string == "command" ? .withoutResponse : .withResponse
+        let type = writeType(options, for: path)
         guard let offset = Self.offset(options["offset"]) else {
             return call.fail("org.bluez.Error.InvalidOffset", "offset must be 0…65535")
         }
@@ -541,6 +554,20 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         send(.subscribe(path, enabled))
     }
 
+    /// The type of a write bluetoothd hands over: its `type` option where given (bluezoo).
+    /// bluetoothd (5.66, and still 5.79) gives a GATT server application no type, so a write
+    /// to a characteristic that takes commands goes to the emulator as a command: in order and
+    /// at the link's pace, as the central sent it. A write request to such a characteristic is
+    /// then answered as soon as the emulator has it, so an error the emulator would give is not
+    /// seen; characteristics that take requests only keep the request's answer.
+    private func writeType(_ options: [String: DBusValue], for path: CharacteristicPath) -> WriteType {
+        switch options["type"]?.string {
+        case "command": .withoutResponse
+        case "request", "reliable": .withResponse
+        default: takesCommands.contains(path) ? .withoutResponse : .withResponse
+        }
+    }
+
     private func noteCentral(_ options: [String: DBusValue]) {
         if let device = options["device"]?.objectPath, !centrals.contains(device) {
             centrals.insert(device)
@@ -549,6 +576,12 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         if !virtualLinkUp {
             virtualLinkUp = true
             commands.yield(.connect)
+        }
+        // The emulator works with the MTU the real link negotiated, so a write as long as the
+        // central may send reaches it whole and its notifications fit the real link.
+        if let mtu = options["mtu"]?.integer, (23...517).contains(mtu), Int(mtu) != realMTU {
+            realMTU = Int(mtu)
+            commands.yield(.mtu(Int(mtu)))
         }
     }
 
@@ -609,6 +642,11 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
 
     // MARK: The virtual side
 
+    @SimulationActor
+    private static func exchangeMTU(_ mtu: Int, on radio: VirtualRadio, for id: PeripheralID) {
+        radio.exchangeMTU(mtu, on: id)
+    }
+
     private func startPipes() {
         let radio = self.radio
         let id = peripheralID
@@ -639,6 +677,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 switch command {
                 case .connect:
                     await ensureLink()
+                case .mtu(let mtu):
+                    await ensureLink()
+                    await Self.exchangeMTU(mtu, on: radio, for: id)
                 case .disconnect:
                     guard linkState.isUp else { continue }
                     await driver.cancelConnection(id)
@@ -750,6 +791,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         pendingSubscriptions.removeAll()
         subscribed.removeAll()
         virtualLinkUp = false
+        realMTU = nil
     }
 
     /// The D-Bus error a GATT application answers for an emulator's ATT error, in the words

@@ -236,7 +236,8 @@ struct DriverFaultTests {
     @Test func removingTheAdapterIsUnsupported() async throws {
         try await Echo.withEchoPair { pair in
             try await pair.poweredOn()
-            try await pair.rig.removeAdapter(id: pair.central.id)
+            // bluezoo unplugs the adapter (btvirt in the guest cannot)
+            try await #require(pair.rig as? BluezooRig).removeAdapter(id: pair.central.id)
             _ = try await pair.events.next("unsupported") { if case .stateChanged(.unsupported) = $0 { true } else { false } }
             let status = await pair.driver.status()
             // "hciN was removed", or, once other adapters come and go, "no adapter hciN".

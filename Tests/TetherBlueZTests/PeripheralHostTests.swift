@@ -8,12 +8,12 @@ import TetherDBus
 @testable import TetherSimulator
 
 /// The peripheral host on its own: re-advertising, hostile options, bluetoothd restarting.
-@Suite("BlueZ peripheral host (bluezoo)", .timeLimit(.minutes(2)))
+@Suite("BlueZ peripheral host", .timeLimit(.minutes(2)))
 struct PeripheralHostTests {
     @Test func reAdvertisingKeepsThePeripheralDiscoverable() async throws {
-        let rig = try await BluezooRig.shared.value
-        let peripheralAdapter = try await rig.addFreshAdapter()
-        let centralAdapter = try await rig.addFreshAdapter()
+        let rig = try await BlueZRigs.shared()
+        let adapters = try await rig.addFreshAdapters(2)
+        let peripheralAdapter = adapters[0], centralAdapter = adapters[1]
         let radio = VirtualRadio(clock: ContinuousClock())
         await radio.add(EchoPeripheral.makePeripheral(id: DriverConformanceTests.echoID))
         let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID, configuration: BlueZPeripheralHostConfiguration(
@@ -38,8 +38,8 @@ struct PeripheralHostTests {
         await driver.shutdown()
         await host.stop()
         #expect(await problems.value.isEmpty)
-        try? await rig.removeAdapter(id: peripheralAdapter.id)
-        try? await rig.removeAdapter(id: centralAdapter.id)
+        try? await rig.releaseAdapter(id: peripheralAdapter.id)
+        try? await rig.releaseAdapter(id: centralAdapter.id)
     }
 
     @Test func aReadWithABadOffsetIsAnErrorNotACrash() async throws {
@@ -70,12 +70,21 @@ struct PeripheralHostTests {
     }
 
     @Test func bluetoothdRestartingRegistersTheApplicationAgain() async throws {
-        let rig = try await BluezooRig.start(adapters: [(0, "00:AA:05:00:00:00"), (1, "00:AA:05:01:00:01")])
+        let rig = try await BlueZRigs.makePrivate()
         defer { rig.stop() }
+        let adapters = try await rig.addFreshAdapters(2)
+        let peripheralAdapter = adapters[0], centralAdapter = adapters[1]
         let radio = VirtualRadio(clock: ContinuousClock())
         await radio.add(EchoPeripheral.makePeripheral(id: DriverConformanceTests.echoID))
-        let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID,
-                                       configuration: BlueZPeripheralHostConfiguration(adapter: "hci1", busAddress: rig.busAddress))
+        let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID, configuration: BlueZPeripheralHostConfiguration(
+            adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress, readvertiseInterval: BlueZRigs.readvertiseInterval))
+        let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress))
+        defer {
+            Task {
+                await driver.shutdown()
+                await host.stop()
+            }
+        }
         try await host.start()
         let activity = FlowStreamLog(host.activity)
         try await rig.stopBluez()
@@ -83,14 +92,15 @@ struct PeripheralHostTests {
         try await rig.startBluez()
         try await activity.next("registered again") { if case .problem(let text) = $0 { text.contains("registered again") } else { false } }
         // A central finds it on the new bluetoothd.
-        let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: "hci0", busAddress: rig.busAddress))
         let events = EventRecorder(driver)
         _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
         await driver.scan(services: nil, allowDuplicates: false)
-        let id = BlueZMapping.peripheralID(adapterIndex: 0, address: "00:AA:05:01:00:01")!
+        let id = BlueZMapping.peripheralID(adapterIndex: centralAdapter.id, address: peripheralAdapter.address)!
         _ = try await events.next("discovery") { if case .discovered(let p) = $0 { p.id == id } else { false } }
         await driver.shutdown()
         await host.stop()
+        try await rig.releaseAdapter(id: centralAdapter.id)
+        try await rig.releaseAdapter(id: peripheralAdapter.id)
     }
 }
 

@@ -10,7 +10,7 @@ import TetherDBus
 /// bluezoo does the same (launcher patch (i)), so the driver's de-duplication meets the real
 /// sequence. (Notifications that arrive during a read are kept: `MappingTests`; bluezoo relays
 /// an application's changes asynchronously, so it cannot order them against a reply.)
-@Suite("BlueZ read echo (bluezoo)", .timeLimit(.minutes(1)))
+@Suite("BlueZ read echo", .timeLimit(.minutes(1)))
 struct ReadEchoTests {
     static let service = BluetoothUUID("7E7E0001-0000-4000-8000-0000000000EC")
     static let characteristic = CharacteristicPath(service: service, characteristic: "7E7E0002-0000-4000-8000-0000000000EC")
@@ -24,10 +24,10 @@ struct ReadEchoTests {
     }
 
     @Test func aReadIsReportedOnceThoughBlueZEchoesItAsAChange() async throws {
-        let rig = try await BluezooRig.shared.value
-        let centralAdapter = try await rig.addFreshAdapter()
-        let peripheralAdapter = try await rig.addFreshAdapter()
-        defer { Task { try? await rig.removeAdapter(id: centralAdapter.id); try? await rig.removeAdapter(id: peripheralAdapter.id) } }
+        let rig = try await BlueZRigs.shared()
+        let adapters = try await rig.addFreshAdapters(2)
+        let centralAdapter = adapters[0], peripheralAdapter = adapters[1]
+        defer { Task { try? await rig.releaseAdapter(id: centralAdapter.id); try? await rig.releaseAdapter(id: peripheralAdapter.id) } }
 
         let app = try await DBusConnection.connect(to: DBusAddress(parsing: rig.busAddress))
         defer { app.close() }
@@ -65,6 +65,18 @@ struct ReadEchoTests {
         _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
         let id = try #require(BlueZMapping.peripheralID(adapterIndex: centralAdapter.id, address: peripheralAdapter.address))
         await driver.scan(services: [Self.service], allowDuplicates: false)
+        // btvirt reports an advertisement only when it starts (see BlueZRigs.readvertiseInterval).
+        let readvertising = Task {
+            guard let interval = BlueZRigs.readvertiseInterval else { return }
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                _ = try? await app.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                                    member: "UnregisterAdvertisement", body: [.objectPath("/test/readecho_advertisement")]))
+                _ = try? await app.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                                    member: "RegisterAdvertisement", body: [.objectPath("/test/readecho_advertisement"), .properties([:])]))
+            }
+        }
+        defer { readvertising.cancel() }
         _ = try await events.next("discovery") { if case .discovered(let p) = $0 { p.id == id } else { false } }
         await driver.stopScan()
         await driver.connect(id, options: ConnectOptions())

@@ -21,7 +21,7 @@ struct FlockFinderFlow {
 
     /// `rig`: the shared rig by default; a rig of the test's own where the client must take the
     /// first detector it finds (auto-connect), which on the shared rig may be another test's.
-    static func make(rig: BluezooRig? = nil) async throws -> FlockFinderFlow {
+    static func make(rig: (any BlueZTestRig)? = nil) async throws -> FlockFinderFlow {
         SimulationLogging.bootstrapForTests()
         // Scans every 200 ms (the firmware's 500 ms would do too, only slower).
         let emulator = FlockFinderEmulator(seed: 3, scanInterval: .milliseconds(200))
@@ -46,9 +46,9 @@ struct FlockFinderFlow {
         try await withFlow({ try await make() }, close: { await $0.close() }, body)
     }
 
-    /// Runs `body` with a flow on a bluezoo rig of its own (stopped afterwards).
+    /// Runs `body` with a flow on a rig of its own (``BlueZRigs/makePrivate()``, stopped afterwards).
     static func runAlone(_ body: (FlockFinderFlow) async throws -> Void) async throws {
-        let rig = try await BluezooRig.start(adapters: [])
+        let rig = try await BlueZRigs.makePrivate()
         defer { rig.stop() }
         try await withFlow({ try await make(rig: rig) }, close: { await $0.close() }, body)
     }
@@ -98,7 +98,7 @@ struct FlockFinderFlow {
 }
 
 // Serialized, as the GripFit suite, to keep this suite's share of the shared rig small.
-@Suite("FlockFinder over BlueZ (bluezoo, real time)", .serialized, .timeLimit(.minutes(2)))
+@Suite("FlockFinder over BlueZ (real time)", .serialized, .timeLimit(.minutes(2)))
 struct FlockFinderFlowTests {
     @Test func scanningAutoConnectsThroughTheSpecStates() async throws {
         try await FlockFinderFlow.runAlone { flow in

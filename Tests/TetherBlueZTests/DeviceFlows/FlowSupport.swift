@@ -108,7 +108,7 @@ final class FlowStreamLog<Element: Sendable>: @unchecked Sendable {
     /// Waits until everything that arrived satisfies `condition`; returns it. Fails after
     /// `seconds` (or when the stream ends first), listing the last elements seen.
     @discardableResult
-    func wait(_ what: String, within seconds: Double = 10, until condition: @escaping @Sendable ([Element]) -> Bool) async throws -> [Element] {
+    func wait(_ what: String, within seconds: Double = BlueZRigs.patience, until condition: @escaping @Sendable ([Element]) -> Bool) async throws -> [Element] {
         var id = 0
         let result: [Element]? = await withCheckedContinuation { continuation in
             let immediate: [Element]?? = lock.withLock {
@@ -137,7 +137,7 @@ final class FlowStreamLog<Element: Sendable>: @unchecked Sendable {
 
     /// Waits for the first element from index `start` on that matches `predicate`; returns it.
     @discardableResult
-    func next(_ what: String, after start: Int = 0, within seconds: Double = 10,
+    func next(_ what: String, after start: Int = 0, within seconds: Double = BlueZRigs.patience,
               where predicate: @escaping @Sendable (Element) -> Bool) async throws -> Element {
         let seen = try await wait(what, within: seconds) { $0.dropFirst(start).contains(where: predicate) }
         return seen.dropFirst(start).first(where: predicate)!

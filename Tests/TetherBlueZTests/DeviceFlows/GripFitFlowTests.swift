@@ -89,7 +89,7 @@ struct GripFitFlow {
 
 // Serialized: every pair adds two adapters and a scanning central to the shared rig, which all
 // the BlueZ suites load at once; one GripFit pair at a time keeps this suite's share small.
-@Suite("GripFit over BlueZ (bluezoo, real time)", .serialized, .timeLimit(.minutes(2)))
+@Suite("GripFit over BlueZ (real time)", .serialized, .timeLimit(.minutes(2)))
 struct GripFitFlowTests {
     @Test func scanConnectAndDeviceInfo() async throws {
         try await GripFitFlow.run { flow in

@@ -90,7 +90,7 @@ struct KiroFlow {
 }
 
 // Serialized, as the GripFit suite, to keep this suite's share of the shared rig small.
-@Suite("Kiro over BlueZ (bluezoo, real time)", .serialized, .timeLimit(.minutes(2)))
+@Suite("Kiro over BlueZ (real time)", .serialized, .timeLimit(.minutes(2)))
 struct KiroFlowTests {
     @Test func startSyncsTheTimeThenPushesTheDay() async throws {
         try await KiroFlow.run { flow in

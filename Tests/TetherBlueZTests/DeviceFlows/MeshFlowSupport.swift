@@ -130,7 +130,7 @@ func meshFlowEventually(_ what: String, within seconds: Double = 10,
     }
 }
 
-/// A bluezoo rig of the calling test's own (its own bus, bluezoo and adapters).
+/// A rig of the calling test's own (``BlueZRigs/makePrivate()``: bluezoo on a bus of its own, or the guest to itself).
 ///
 /// Not ``BluezooRig/shared``: there, every central adapter of every test discovers every
 /// advertising adapter, and when a test removes its central adapter, `BlueZDriver` takes the
@@ -138,8 +138,8 @@ func meshFlowEventually(_ what: String, within seconds: Double = 10,
 /// the same address (it maps a device path to a peripheral by address and its own adapter index,
 /// whatever adapter the path is under), so tests sharing the rig drop each other's links. See
 /// the report of the device-flow suites.
-func meshFlowPrivateRig() async throws -> BluezooRig {
-    try await BluezooRig.start(adapters: [])
+func meshFlowPrivateRig() async throws -> any BlueZTestRig {
+    try await BlueZRigs.makePrivate()
 }
 
 /// A name no other test advertises (the Tybe client discovers its bridge by name; on a shared

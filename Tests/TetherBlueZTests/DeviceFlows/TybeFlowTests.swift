@@ -10,7 +10,7 @@ import Tybe
 /// The Tybe client (`TybeClient` on a `Central` over ``BlueZDriver``) against the bridge
 /// emulator (with its dongle and host) served by ``BlueZPeripheralHost``, in real time: the
 /// flows of `TybeClientTests` and `EmulatorBridgeTests`, through BlueZ's D-Bus API (bluezoo).
-@Suite("Tybe over BlueZ (bluezoo)", .timeLimit(.minutes(2)))
+@Suite("Tybe over BlueZ", .timeLimit(.minutes(2)))
 struct TybeFlowTests {
     // MARK: Compose mode
 

@@ -90,7 +90,7 @@ final class EventRecorder: @unchecked Sendable {
     }
 
     /// The first unclaimed (or next) event matching `predicate`, claimed; fails after `seconds`.
-    func next(_ what: String, within seconds: Double = 10, where predicate: @escaping @Sendable (BLEDriverEvent) -> Bool) async throws -> BLEDriverEvent {
+    func next(_ what: String, within seconds: Double = BlueZRigs.patience, where predicate: @escaping @Sendable (BLEDriverEvent) -> Bool) async throws -> BLEDriverEvent {
         var id = 0
         let event: BLEDriverEvent? = await withCheckedContinuation { continuation in
             let found: BLEDriverEvent? = lock.withLock {
@@ -119,9 +119,9 @@ final class EventRecorder: @unchecked Sendable {
 }
 
 /// A central (``BlueZDriver``) and a peripheral (``BlueZPeripheralHost`` hosting an emulator)
-/// on two fresh adapters of the shared bluezoo rig, so tests run in parallel without meeting.
+/// on two fresh adapters of the shared rig (``BlueZRigs``), so tests run in parallel without meeting.
 struct BlueZPair: Sendable {
-    let rig: BluezooRig
+    let rig: any BlueZTestRig
     let central: (id: UInt8, address: String)
     let peripheral: (id: UInt8, address: String)
     let driver: BlueZDriver
@@ -136,30 +136,28 @@ struct BlueZPair: Sendable {
 
     /// Builds the pair. `makePeripheral` adds the emulator to the host's radio (a real clock).
     static func make(
-        rig: BluezooRig? = nil,
+        rig: (any BlueZTestRig)? = nil,
         agent: BlueZPairingAgent? = BlueZPairingAgent(),
         recordingEvents: Bool = true,
         _ makePeripheral: @SimulationActor @Sendable (VirtualRadio) -> PeripheralID
     ) async throws -> BlueZPair {
-        let chosen: BluezooRig
-        if let rig { chosen = rig } else { chosen = try await BluezooRig.shared.value }
-        let rig = chosen
-        let centralAdapter = try await rig.addFreshAdapter()
-        let peripheralAdapter = try await rig.addFreshAdapter()
+        let rig: any BlueZTestRig = if let rig { rig } else { try await BlueZRigs.shared() }
+        let adapters = try await rig.addFreshAdapters(2)
+        let centralAdapter = adapters[0], peripheralAdapter = adapters[1]
         let radio = VirtualRadio(clock: ContinuousClock())
         let id = await makePeripheral(radio)
         let host = BlueZPeripheralHost(radio: radio, peripheral: id, configuration: BlueZPeripheralHostConfiguration(
-            adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress))
+            adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress, readvertiseInterval: BlueZRigs.readvertiseInterval))
         do {
             try await host.start()
         } catch {
-            try? await rig.removeAdapter(id: centralAdapter.id)
-            try? await rig.removeAdapter(id: peripheralAdapter.id)
+            try? await rig.releaseAdapter(id: centralAdapter.id)
+            try? await rig.releaseAdapter(id: peripheralAdapter.id)
             throw error
         }
         let driver = BlueZDriver(configuration: BlueZDriverConfiguration(
             adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress, agent: agent,
-            connectRetryDelay: .milliseconds(100)))
+            connectRetryDelay: .milliseconds(100), maximumValueLength: BlueZRigs.maximumValueLength))
         let events = recordingEvents ? EventRecorder(driver) : nil
         return BlueZPair(rig: rig, central: centralAdapter, peripheral: peripheralAdapter, driver: driver, events: events,
                          host: host, radio: radio, peripheralID: id)
@@ -168,7 +166,7 @@ struct BlueZPair: Sendable {
     /// Makes a pair, runs `body` with it and closes it, whether `body` succeeds or throws (the
     /// shared rig must not collect adapters of finished tests).
     static func with(
-        rig: BluezooRig? = nil,
+        rig: (any BlueZTestRig)? = nil,
         agent: BlueZPairingAgent? = BlueZPairingAgent(),
         recordingEvents: Bool = true,
         peripheral makePeripheral: @SimulationActor @Sendable (VirtualRadio) -> PeripheralID,
@@ -193,12 +191,12 @@ struct BlueZPair: Sendable {
         return central
     }
 
-    /// Stops both sides and removes the adapters.
+    /// Stops both sides and gives the adapters back to the rig.
     func close() async {
         await driver.shutdown()
         await host.stop()
-        try? await rig.removeAdapter(id: central.id)
-        try? await rig.removeAdapter(id: peripheral.id)
+        try? await rig.releaseAdapter(id: central.id)
+        try? await rig.releaseAdapter(id: peripheral.id)
     }
 
     /// Waits for the powered-on state.

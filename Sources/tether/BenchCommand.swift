@@ -22,8 +22,22 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Notifications pushed through the driver-to-consumer path.")
     var notifications = 200_000
 
+    @Flag(help: ArgumentHelp("Measure one link end to end in real time instead: scan, connect, discovery, write round trip, notification rate, write-without-response throughput.",
+                             discussion: "On the simulator by default (its link model); with --driver bluez the echo peripheral is hosted on --peripheral-adapter and reached from --adapter (default hci0), on the system bus: bluezoo, or bluetoothd with two controllers."))
+    var link = false
+
+    @Option(help: "With --link and --driver bluez: the adapter that hosts the echo peripheral.")
+    var peripheralAdapter = "hci1"
+
+    @Option(help: "With --link and --driver bluez: the longest value to write (1…512; 510 for bluetoothd 5.66–5.68, which refuses 511 and 512).")
+    var maximumValueLength = 512
+
     func run() async throws {
         let selection = DriverSelection.current
+        if link {
+            try await runLink(selection)
+            return
+        }
         if selection.driver == .bluez {
             throw CLIError("bench measures Tether's own paths on the simulator (in virtual time); it cannot run on \(selection.origin)")
         }
@@ -59,6 +73,46 @@ struct BenchCommand: AsyncParsableCommand {
         } catch {
             throw CLIError.from(error)
         }
+    }
+
+    private func runLink(_ selection: DriverSelection) async throws {
+        let progress: @Sendable (String) -> Void = { line in
+            FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+        }
+        let figures: LinkBench.Figures
+        let through: String
+        do {
+            if selection.driver == .bluez {
+                #if os(Linux)
+                let central = selection.adapter ?? "hci0"
+                guard DriverSelection.isAdapterName(peripheralAdapter), peripheralAdapter != central else {
+                    throw CLIError("--peripheral-adapter must be an adapter name (hciN) other than the central's \(central)")
+                }
+                through = "bluez_\(central)_to_\(peripheralAdapter)"
+                guard (1...512).contains(maximumValueLength) else { throw CLIError("--maximum-value-length must be between 1 and 512") }
+                figures = try await LinkBench.onBlueZ(centralAdapter: central, peripheralAdapter: peripheralAdapter,
+                                                      maximumValueLength: maximumValueLength, progress: progress)
+                #else
+                throw CLIError("the BlueZ driver exists on Linux only")
+                #endif
+            } else {
+                through = "simulator"
+                figures = try await LinkBench.onSimulator(progress: progress)
+            }
+        } catch let failure as LinkBench.Failure {
+            throw CLIError("bench --link: \(failure.description)")
+        } catch {
+            throw CLIError.from(error)
+        }
+        report("link_\(through)_scan_to_discovered", figures.scanToDiscovered.seconds * 1000, "ms")
+        report("link_\(through)_connect", figures.connect.seconds * 1000, "ms")
+        report("link_\(through)_service_discovery", figures.discovery.seconds * 1000, "ms")
+        report("link_\(through)_write_round_trip_p50", figures.writeRoundTripP50.seconds * 1000, "ms")
+        report("link_\(through)_write_round_trip_p90", figures.writeRoundTripP90.seconds * 1000, "ms")
+        report("link_\(through)_notification_rate", figures.notificationsPerSecond, "notifications/s")
+        report("link_\(through)_notification_throughput", figures.notificationBytesPerSecond / 1000, "kB/s")
+        report("link_\(through)_write_without_response_throughput", figures.commandBytesPerSecond / 1000, "kB/s")
+        report("link_\(through)_write_without_response_length", Double(figures.commandLength), "bytes")
     }
 
     private func report(_ name: String, _ value: Double, _ unit: String) {

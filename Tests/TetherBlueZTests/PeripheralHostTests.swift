@@ -18,28 +18,38 @@ struct PeripheralHostTests {
         await radio.add(EchoPeripheral.makePeripheral(id: DriverConformanceTests.echoID))
         let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID, configuration: BlueZPeripheralHostConfiguration(
             adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress, readvertiseInterval: .milliseconds(50)))
-        try await host.start()
-        let problems = Task { () -> [String] in
-            var found: [String] = []
-            for await activity in host.activity { if case .problem(let text) = activity { found.append(text) } }
-            return found
-        }
-        // Several re-registrations (bounded poll: nothing signals them).
-        try await within(10, "the advertisement was not registered again 3 times") {
-            while await host.readvertisementCount() < 3 { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        // A central that starts scanning now still finds it.
         let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress))
-        let events = EventRecorder(driver)
-        _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
-        await driver.scan(services: [EchoPeripheral.service], allowDuplicates: false)
-        let id = BlueZMapping.peripheralID(adapterIndex: centralAdapter.id, address: peripheralAdapter.address)!
-        _ = try await events.next("discovery after re-advertising") { if case .discovered(let p) = $0 { p.id == id } else { false } }
-        await driver.shutdown()
-        await host.stop()
-        #expect(await problems.value.isEmpty)
-        try? await rig.releaseAdapter(id: peripheralAdapter.id)
-        try? await rig.releaseAdapter(id: centralAdapter.id)
+        // Both sides stop and the adapters go back whether the body passes or throws.
+        func close() async {
+            await driver.shutdown()
+            await host.stop()
+            try? await rig.releaseAdapter(id: peripheralAdapter.id)
+            try? await rig.releaseAdapter(id: centralAdapter.id)
+        }
+        do {
+            try await host.start()
+            let problems = Task { () -> [String] in
+                var found: [String] = []
+                for await activity in host.activity { if case .problem(let text) = activity { found.append(text) } }
+                return found
+            }
+            // Several re-registrations (bounded poll: nothing signals them).
+            try await within(10, "the advertisement was not registered again 3 times") {
+                while await host.readvertisementCount() < 3 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            // A central that starts scanning now still finds it.
+            let events = EventRecorder(driver)
+            _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+            await driver.scan(services: [EchoPeripheral.service], allowDuplicates: false)
+            let id = BlueZMapping.peripheralID(adapterIndex: centralAdapter.id, address: peripheralAdapter.address)!
+            _ = try await events.next("discovery after re-advertising") { if case .discovered(let p) = $0 { p.id == id } else { false } }
+            await host.stop()
+            #expect(await problems.value.isEmpty)
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
     }
 
     @Test func aReadWithABadOffsetIsAnErrorNotACrash() async throws {
@@ -71,7 +81,7 @@ struct PeripheralHostTests {
 
     @Test func bluetoothdRestartingRegistersTheApplicationAgain() async throws {
         let rig = try await BlueZRigs.makePrivate()
-        defer { rig.stop() }
+        defer { rig.stop() }  // after close(): the adapters are back by then
         let adapters = try await rig.addFreshAdapters(2)
         let peripheralAdapter = adapters[0], centralAdapter = adapters[1]
         let radio = VirtualRadio(clock: ContinuousClock())
@@ -79,28 +89,31 @@ struct PeripheralHostTests {
         let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID, configuration: BlueZPeripheralHostConfiguration(
             adapter: "hci\(peripheralAdapter.id)", busAddress: rig.busAddress, readvertiseInterval: BlueZRigs.readvertiseInterval))
         let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress))
-        defer {
-            Task {
-                await driver.shutdown()
-                await host.stop()
-            }
+        func close() async {
+            await driver.shutdown()
+            await host.stop()
+            try? await rig.startBluez()  // a failure may have left bluetoothd stopped
+            try? await rig.releaseAdapter(id: centralAdapter.id)
+            try? await rig.releaseAdapter(id: peripheralAdapter.id)
         }
-        try await host.start()
-        let activity = FlowStreamLog(host.activity)
-        try await rig.stopBluez()
-        try await activity.next("bluetoothd gone") { if case .problem(let text) = $0 { text.contains("left") } else { false } }
-        try await rig.startBluez()
-        try await activity.next("registered again") { if case .problem(let text) = $0 { text.contains("registered again") } else { false } }
-        // A central finds it on the new bluetoothd.
-        let events = EventRecorder(driver)
-        _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
-        await driver.scan(services: nil, allowDuplicates: false)
-        let id = BlueZMapping.peripheralID(adapterIndex: centralAdapter.id, address: peripheralAdapter.address)!
-        _ = try await events.next("discovery") { if case .discovered(let p) = $0 { p.id == id } else { false } }
-        await driver.shutdown()
-        await host.stop()
-        try await rig.releaseAdapter(id: centralAdapter.id)
-        try await rig.releaseAdapter(id: peripheralAdapter.id)
+        do {
+            try await host.start()
+            let activity = FlowStreamLog(host.activity)
+            try await rig.stopBluez()
+            try await activity.next("bluetoothd gone") { if case .problem(let text) = $0 { text.contains("left") } else { false } }
+            try await rig.startBluez()
+            try await activity.next("registered again") { if case .problem(let text) = $0 { text.contains("registered again") } else { false } }
+            // A central finds it on the new bluetoothd.
+            let events = EventRecorder(driver)
+            _ = try await events.next("poweredOn") { if case .stateChanged(.poweredOn) = $0 { true } else { false } }
+            await driver.scan(services: nil, allowDuplicates: false)
+            let id = BlueZMapping.peripheralID(adapterIndex: centralAdapter.id, address: peripheralAdapter.address)!
+            _ = try await events.next("discovery") { if case .discovered(let p) = $0 { p.id == id } else { false } }
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
     }
 }
 

@@ -131,6 +131,17 @@ final class GuestRig: BlueZTestRig {
             throw BlueZTestError("TETHER_BLUEZ_RIG=guest needs BLUEZ_VM_BUS: run the tests inside scripts/bluez-vm/run --net PORT --host '…' (./scripts/test does)")
         }
         let bus = try await DBusConnection.connect(to: DBusAddress(parsing: busAddress))
+        let addresses = try await adapterAddresses(on: bus)
+        let expected = Int(environment["BLUEZ_VM_CONTROLLERS"] ?? "") ?? addresses.count
+        guard addresses.count == expected, expected >= 2 else {
+            throw BlueZTestError("the guest's bluetoothd has adapters \(addresses.keys.sorted()), expected \(expected) (at least 2)")
+        }
+        return GuestRig(busAddress: busAddress, shellAddress: environment["BLUEZ_VM_SHELL"], addresses: addresses,
+                        pool: ControllerPool(ids: addresses.keys.sorted()), bus: bus, holdsGuest: false)
+    }
+
+    /// Every adapter bluetoothd has, by index (`hci<index>`), with its address.
+    static func adapterAddresses(on bus: DBusConnection) async throws -> [UInt8: String] {
         let reply = try await bus.call(.methodCall(destination: BlueZ.service, path: DBusObjectPath.root,
                                                    interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"))
         let mirror = BlueZObjectMirror(managedObjects: reply)
@@ -140,12 +151,7 @@ final class GuestRig: BlueZTestRig {
                   let address = mirror.properties(path, BlueZ.adapterInterface)?["Address"]?.string else { continue }
             addresses[id] = address
         }
-        let expected = Int(environment["BLUEZ_VM_CONTROLLERS"] ?? "") ?? addresses.count
-        guard addresses.count == expected, expected >= 2 else {
-            throw BlueZTestError("the guest's bluetoothd has adapters \(addresses.keys.sorted()), expected \(expected) (at least 2)")
-        }
-        return GuestRig(busAddress: busAddress, shellAddress: environment["BLUEZ_VM_SHELL"], addresses: addresses,
-                        pool: ControllerPool(ids: addresses.keys.sorted()), bus: bus, holdsGuest: false)
+        return addresses
     }
 
     /// How many controllers the guest has.
@@ -154,7 +160,7 @@ final class GuestRig: BlueZTestRig {
     /// This guest for the calling test alone: waits until every lent controller is back, and
     /// lends none to other tests until ``stop()``.
     func exclusive() async throws -> GuestRig {
-        await pool.takeGuest()
+        try await pool.takeGuest()
         return GuestRig(busAddress: busAddress, shellAddress: shellAddress, addresses: addresses, pool: pool,
                         bus: bus, holdsGuest: true)
     }
@@ -167,7 +173,7 @@ final class GuestRig: BlueZTestRig {
         guard count <= addresses.count else {
             throw BlueZTestError("\(count) adapters asked for; the guest has \(addresses.count)")
         }
-        let ids = await pool.lend(count, holdingGuest: holdsGuest)
+        let ids = try await pool.lend(count, holdingGuest: holdsGuest)
         for id in ids { outstanding.insert(id) }
         return ids.map { ($0, addresses[$0]!) }
     }
@@ -195,6 +201,8 @@ final class GuestRig: BlueZTestRig {
             _ = try? await bus.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.adapterInterface,
                                                 member: "RemoveDevice", body: [.objectPath(device)]))
         }
+        // A test that failed while its adapter was off must not hand the next one a dead adapter.
+        try await setPowered(true, adapter: id)
     }
 
     func setPowered(_ on: Bool, adapter id: UInt8) async throws {
@@ -205,12 +213,12 @@ final class GuestRig: BlueZTestRig {
     }
 
     func stopBluez() async throws {
-        precondition(holdsGuest, "stopping bluetoothd needs the guest to itself (BlueZRigs.makePrivate())")
+        guard holdsGuest else { throw BlueZTestError("stopping bluetoothd needs the guest to itself (BlueZRigs.makePrivate())") }
         _ = try await shell("bt-stack stop-daemon")
     }
 
     func startBluez() async throws {
-        precondition(holdsGuest, "starting bluetoothd needs the guest to itself (BlueZRigs.makePrivate())")
+        guard holdsGuest else { throw BlueZTestError("starting bluetoothd needs the guest to itself (BlueZRigs.makePrivate())") }
         _ = try await shell("bt-stack start-daemon")
     }
 
@@ -220,7 +228,7 @@ final class GuestRig: BlueZTestRig {
     /// the original count before it ends.
     @discardableResult
     func resetStack(controllers: Int? = nil) async throws -> String {
-        precondition(holdsGuest, "resetting the stack needs the guest to itself (BlueZRigs.makePrivate())")
+        guard holdsGuest else { throw BlueZTestError("resetting the stack needs the guest to itself (BlueZRigs.makePrivate())") }
         return try await shell("bt-stack reset \(controllers.map(String.init) ?? "")")
     }
 
@@ -243,7 +251,7 @@ final class GuestRig: BlueZTestRig {
         let host = shellAddress[..<colon], port = shellAddress[shellAddress.index(after: colon)...]
         let marker = "__bt_rc="
         // bash's /dev/tcp: one connection per command; the guest's shell exits after it
-        let script = "exec 3<>/dev/tcp/\(host)/\(port) || exit 97; printf '%s\\n' \"$1\" >&3; cat <&3"
+        let script = "exec 3<>/dev/tcp/\(host)/\(port) || exit 97; printf '%s\\n' \"$1\" >&3; exec cat <&3"
         let output = try await runProcess("/bin/bash", ["-c", script, "guest-shell", "\(command); echo \(marker)$?; exit"],
                                           within: seconds, what: "guest shell: \(command)")
         guard let range = output.range(of: marker, options: .backwards) else {
@@ -314,54 +322,53 @@ private final class OutstandingLeases: @unchecked Sendable {
 }
 
 /// Lends the guest's controllers: one test per controller at a time, or the whole guest to one
-/// test. Waiters are served in order, so a test waiting for the whole guest is not starved by
-/// later single leases.
+/// test. Waiters are served strictly in order (what they wait for is handed to them, so no
+/// later caller overtakes them), and every wait is bounded and ends when its task is cancelled:
+/// a test that leaked controllers makes the others fail with a message, not hang.
 actor ControllerPool {
     private var free: [UInt8]
     private var lent = 0
     private var guestTaken = false
     private enum Want { case controllers(Int), wholeGuest }
-    private var queue: [(want: Want, continuation: CheckedContinuation<Void, Never>)] = []
-    private var guestHolderWaiters: [CheckedContinuation<Void, Never>] = []
+    private struct Waiter {
+        let id: Int
+        let want: Want
+        let continuation: CheckedContinuation<[UInt8]?, Never>
+    }
+    private var queue: [Waiter] = []
+    private var nextWaiterID = 0
+    /// How long a test may wait for controllers (the longest test holds them for minutes).
+    private static let patience: Duration = .seconds(600)
 
     init(ids: [UInt8]) { free = ids }
 
-    /// `count` free controllers, all at once; waits while fewer are free or (unless
-    /// `holdingGuest`) while the guest is taken or wanted by a test that queued earlier.
-    func lend(_ count: Int, holdingGuest: Bool) async -> [UInt8] {
+    /// `count` free controllers, all at once. The holder of the whole guest gets them at once
+    /// or fails (nobody else can give any back); other tests wait their turn.
+    func lend(_ count: Int, holdingGuest: Bool) async throws -> [UInt8] {
         if holdingGuest {
-            while free.count < count {
-                await withCheckedContinuation { guestHolderWaiters.append($0) }
+            guard free.count >= count else {
+                throw BlueZTestError("\(count) controllers asked for; \(free.count) are free and the test holding the guest has the rest")
             }
-        } else {
-            while guestTaken || free.count < count || !queue.isEmpty {
-                await withCheckedContinuation { queue.append((.controllers(count), $0)) }
-                if !(guestTaken || free.count < count) { break }
-            }
+            return take(count)
         }
-        lent += count
-        let ids = Array(free.prefix(count))
-        free.removeFirst(count)
-        serveQueue()  // the next waiter may go too
-        return ids
+        if queue.isEmpty, !guestTaken, free.count >= count { return take(count) }
+        return try await wait(for: .controllers(count), what: "\(count) controllers")
     }
 
     func giveBack(_ id: UInt8) {
         lent -= 1
         // Last in line: the next test gets the controller that rested longest.
         free.append(id)
-        for waiter in guestHolderWaiters { waiter.resume() }  // each checks again
-        guestHolderWaiters.removeAll()
         serveQueue()
     }
 
     /// Waits until nothing is lent and nobody has the guest, then takes it.
-    func takeGuest() async {
-        while guestTaken || lent > 0 || !queue.isEmpty {
-            await withCheckedContinuation { queue.append((.wholeGuest, $0)) }
-            if !(guestTaken || lent > 0) { break }
+    func takeGuest() async throws {
+        if queue.isEmpty, !guestTaken, lent == 0 {
+            guestTaken = true
+            return
         }
-        guestTaken = true
+        _ = try await wait(for: .wholeGuest, what: "the whole guest")
     }
 
     func returnGuest() {
@@ -369,15 +376,55 @@ actor ControllerPool {
         serveQueue()
     }
 
-    /// Wakes the first waiter if it can proceed (it re-checks and re-queues otherwise).
-    private func serveQueue() {
-        guard let first = queue.first else { return }
-        let canGo = switch first.want {
-        case .wholeGuest: !guestTaken && lent == 0
-        case .controllers(let count): !guestTaken && free.count >= count
+    private func take(_ count: Int) -> [UInt8] {
+        lent += count
+        let ids = Array(free.prefix(count))
+        free.removeFirst(count)
+        return ids
+    }
+
+    /// Queues for `want`; the continuation is resumed with what was handed over, or nil when
+    /// the wait timed out or its task was cancelled (then it has left the queue).
+    private func wait(for want: Want, what: String) async throws -> [UInt8] {
+        nextWaiterID += 1
+        let id = nextWaiterID
+        let handed: [UInt8]? = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                queue.append(Waiter(id: id, want: want, continuation: continuation))
+                Task { [weak self] in
+                    try? await Task.sleep(for: Self.patience)
+                    await self?.giveUp(id)
+                }
+            }
+        } onCancel: {
+            Task { [weak self] in await self?.giveUp(id) }
         }
-        guard canGo else { return }
-        queue.removeFirst().continuation.resume()
+        guard let handed else {
+            throw BlueZTestError("waited \(Self.patience) for \(what) (\(lent) controllers lent, guest \(guestTaken ? "taken" : "free")): did a test not give them back?")
+        }
+        return handed
+    }
+
+    private func giveUp(_ id: Int) {
+        guard let index = queue.firstIndex(where: { $0.id == id }) else { return }
+        queue.remove(at: index).continuation.resume(returning: nil)
+        serveQueue()
+    }
+
+    /// Hands the first waiters what they wait for, in order, while it is there.
+    private func serveQueue() {
+        while let first = queue.first {
+            switch first.want {
+            case .wholeGuest:
+                guard !guestTaken, lent == 0 else { return }
+                guestTaken = true
+                queue.removeFirst().continuation.resume(returning: [])
+            case .controllers(let count):
+                guard !guestTaken, free.count >= count else { return }
+                let ids = take(count)
+                queue.removeFirst().continuation.resume(returning: ids)
+            }
+        }
     }
 }
 #endif

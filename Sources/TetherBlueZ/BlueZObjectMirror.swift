@@ -11,6 +11,14 @@ public struct BlueZObjectMirror: Sendable {
     /// An empty mirror.
     public init() {}
 
+    /// Asks bluetoothd for its whole tree (`GetManagedObjects` on `org.bluez`) over `connection`.
+    public static func read(from connection: DBusConnection, timeout: Duration = .seconds(25)) async throws(DBusError) -> BlueZObjectMirror {
+        let reply = try await connection.call(.methodCall(destination: BlueZ.service, path: .root,
+                                                          interface: BlueZ.objectManagerInterface, member: "GetManagedObjects"),
+                                              timeout: timeout)
+        return BlueZObjectMirror(managedObjects: reply)
+    }
+
     /// A mirror of a `GetManagedObjects` reply.
     public init(managedObjects reply: DBusMessage) {
         load(reply.body.first ?? .array(.byte, []))

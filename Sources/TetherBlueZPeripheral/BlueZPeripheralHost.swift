@@ -201,15 +201,13 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection.close()
             throw BlueZPeripheralHostError("bluetoothd is not running (no owner of org.bluez on \(address))")
         }
-        let objects: DBusMessage
+        let mirror: BlueZObjectMirror
         do {
-            objects = try await connection.call(.methodCall(destination: BlueZ.service, path: .root,
-                                                            interface: BlueZ.objectManagerInterface, member: "GetManagedObjects"))
+            mirror = try await BlueZObjectMirror.read(from: connection)
         } catch {
             connection.close()
             throw BlueZPeripheralHostError("bluetoothd did not answer: \(error.message)")
         }
-        let mirror = BlueZObjectMirror(managedObjects: objects)
         let adapters = mirror.paths(with: BlueZ.adapterInterface).filter { mirror.properties($0, BlueZ.gattManagerInterface) != nil }
         let adapter: DBusObjectPath
         if let wanted = configuration.adapter {

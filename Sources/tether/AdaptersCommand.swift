@@ -93,11 +93,9 @@ struct AdaptersCommand: AsyncParsableCommand {
             if error.name == DBusError.nameHasNoOwner { return none("bluetoothd is not running (no owner of org.bluez)", failed: false) }
             return none("the system bus did not answer: \(error.description)", failed: true)
         }
-        let reply: DBusMessage
+        let mirror: BlueZObjectMirror
         do throws(DBusError) {
-            reply = try await connection.call(.methodCall(destination: BlueZ.service, path: .root,
-                                                          interface: BlueZ.objectManagerInterface, member: "GetManagedObjects"),
-                                              timeout: .seconds(10))
+            mirror = try await BlueZObjectMirror.read(from: connection, timeout: .seconds(10))
         } catch {
             if error.name == DBusError.accessDenied {
                 return none("the bus policy does not let this user talk to bluetoothd (\(error.message)); join the bluetooth group", failed: true)
@@ -107,7 +105,6 @@ struct AdaptersCommand: AsyncParsableCommand {
             }
             return none("bluetoothd did not answer: \(error.description)", failed: true)
         }
-        let mirror = BlueZObjectMirror(managedObjects: reply)
         let rows = mirror.paths(with: BlueZ.adapterInterface).map { path in
             let properties = mirror.properties(path, BlueZ.adapterInterface) ?? [:]
             return AdapterRow(

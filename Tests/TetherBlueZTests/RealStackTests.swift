@@ -16,9 +16,7 @@ struct RealStackTests {
     private func negotiatedMTU(_ pair: BlueZPair) async throws -> Int? {
         let connection = try await DBusConnection.connect(to: DBusAddress(parsing: pair.rig.busAddress))
         defer { connection.close() }
-        let reply = try await connection.call(.methodCall(destination: BlueZ.service, path: .root,
-                                                          interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"))
-        let mirror = BlueZObjectMirror(managedObjects: reply)
+        let mirror = try await BlueZObjectMirror.read(from: connection)
         let device = DBusObjectPath("/org/bluez/hci\(pair.central.id)/dev_" + pair.peripheral.address.replacingOccurrences(of: ":", with: "_"))!
         return mirror.paths(with: BlueZ.characteristicInterface, under: device).compactMap {
             mirror.properties($0, BlueZ.characteristicInterface)?["MTU"]?.integer.map(Int.init)

@@ -112,7 +112,7 @@ final class GuestRig: BlueZTestRig {
     /// Set on the view ``exclusive()`` returns: its leases bypass the gate it holds.
     private let holdsGuest: Bool
     /// The view's controllers not given back yet (``stop()`` gives them back).
-    private let outstanding = OutstandingLeases()
+    private let outstanding = Locked<Set<UInt8>>([])
 
     private init(busAddress: String, shellAddress: String?, addresses: [UInt8: String], pool: ControllerPool,
                  bus: DBusConnection, holdsGuest: Bool) {
@@ -142,9 +142,7 @@ final class GuestRig: BlueZTestRig {
 
     /// Every adapter bluetoothd has, by index (`hci<index>`), with its address.
     static func adapterAddresses(on bus: DBusConnection) async throws -> [UInt8: String] {
-        let reply = try await bus.call(.methodCall(destination: BlueZ.service, path: DBusObjectPath.root,
-                                                   interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"))
-        let mirror = BlueZObjectMirror(managedObjects: reply)
+        let mirror = try await BlueZObjectMirror.read(from: bus)
         var addresses: [UInt8: String] = [:]
         for path in mirror.paths(with: BlueZ.adapterInterface) {
             guard let id = BlueZMapping.adapterIndex(path.lastElement),
@@ -174,12 +172,12 @@ final class GuestRig: BlueZTestRig {
             throw BlueZTestError("\(count) adapters asked for; the guest has \(addresses.count)")
         }
         let ids = try await pool.lend(count, holdingGuest: holdsGuest)
-        for id in ids { outstanding.insert(id) }
+        outstanding.withLock { $0.formUnion(ids) }
         return ids.map { ($0, addresses[$0]!) }
     }
 
     func releaseAdapter(id: UInt8) async throws {
-        outstanding.remove(id)
+        _ = outstanding.withLock { $0.remove(id) }
         do {
             try await clean(adapter: id)
         } catch {
@@ -194,9 +192,7 @@ final class GuestRig: BlueZTestRig {
     /// to leave later `RegisterAdvertisement` calls unanswered after many of them.
     private func clean(adapter id: UInt8) async throws {
         let adapter = DBusObjectPath("/org/bluez/hci\(id)")!
-        let reply = try await bus.call(.methodCall(destination: BlueZ.service, path: DBusObjectPath.root,
-                                                   interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"))
-        let mirror = BlueZObjectMirror(managedObjects: reply)
+        let mirror = try await BlueZObjectMirror.read(from: bus)
         for device in mirror.paths(with: BlueZ.deviceInterface) where device.parent == adapter {
             _ = try? await bus.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.adapterInterface,
                                                 member: "RemoveDevice", body: [.objectPath(device)]))
@@ -238,7 +234,8 @@ final class GuestRig: BlueZTestRig {
         guard holdsGuest else { return }
         Task { [self] in
             _ = try? await shell("bt-stack start-daemon")
-            for id in outstanding.takeAll() { try? await releaseAdapter(id: id) }
+            let left = outstanding.withLock { ids in defer { ids.removeAll() }; return ids.sorted() }
+            for id in left { try? await releaseAdapter(id: id) }
             await pool.returnGuest()
         }
     }
@@ -276,19 +273,21 @@ func runProcess(_ executable: String, _ arguments: [String], within seconds: Dou
     process.standardOutput = pipe
     process.standardError = pipe
     process.standardInput = FileHandle.nullDevice
-    let output = OutputCollector()
+    let output = Locked(Data())
     pipe.fileHandleForReading.readabilityHandler = { handle in
         let chunk = handle.availableData
-        if chunk.isEmpty { handle.readabilityHandler = nil } else { output.append(chunk) }
+        if chunk.isEmpty { handle.readabilityHandler = nil } else { output.withLock { $0.append(chunk) } }
     }
+    let text: @Sendable () -> String = { String(decoding: output.withLock { $0 }, as: UTF8.self) }
     let ended = LockedFlag()
     return try await withCheckedThrowingContinuation { continuation in
         process.terminationHandler = { _ in
             // what is still in the pipe arrives before the status is reported
             pipe.fileHandleForReading.readabilityHandler = nil
-            output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+            output.withLock { $0.append(rest) }
             guard ended.claim() else { return }
-            continuation.resume(returning: output.text)
+            continuation.resume(returning: text())
         }
         do {
             try process.run()
@@ -300,25 +299,17 @@ func runProcess(_ executable: String, _ arguments: [String], within seconds: Dou
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             guard ended.claim() else { return }
             process.terminate()
-            continuation.resume(throwing: BlueZTestError("\(what): not done within \(seconds) s; output: \(output.text.suffix(2000))"))
+            continuation.resume(throwing: BlueZTestError("\(what): not done within \(seconds) s; output: \(text().suffix(2000))"))
         }
     }
 }
 
-private final class OutputCollector: @unchecked Sendable {
+/// A value shared between threads, changed only under its lock.
+final class Locked<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    private var data = Data()
-    func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
-    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
-}
-
-/// The controllers a rig lent and has not had back.
-private final class OutstandingLeases: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ids: Set<UInt8> = []
-    func insert(_ id: UInt8) { _ = lock.withLock { ids.insert(id) } }
-    func remove(_ id: UInt8) { _ = lock.withLock { ids.remove(id) } }
-    func takeAll() -> [UInt8] { lock.withLock { defer { ids.removeAll() }; return ids.sorted() } }
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
 }
 
 /// Lends the guest's controllers: one test per controller at a time, or the whole guest to one

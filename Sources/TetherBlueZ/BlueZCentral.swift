@@ -554,6 +554,17 @@ final class BlueZCentral: @unchecked Sendable {
         }
     }
 
+    /// When each of our devices last went down (for ``BlueZDriverConfiguration/reconnectSettleTime``);
+    /// entries older than that are dropped, so this holds the devices of the last moments only.
+    private var lastLinkDown: [DBusObjectPath: ContinuousClock.Instant] = [:]
+
+    private func noteLinkDown(_ path: DBusObjectPath) {
+        guard configuration.reconnectSettleTime > .zero else { return }
+        let now = ContinuousClock.now
+        lastLinkDown = lastLinkDown.filter { now - $0.value < configuration.reconnectSettleTime }
+        lastLinkDown[path] = now
+    }
+
     private func awaitDevice(_ id: PeripheralID) {
         guard var link = links[id], !link.awaitingDevice else { return }
         link.awaitingDevice = true
@@ -574,6 +585,13 @@ final class BlueZCentral: @unchecked Sendable {
 
     private func issueConnect(_ id: PeripheralID) {
         guard var link = links[id], link.wanted, !link.connectInFlight else { return }
+        if let wait = BlueZMapping.reconnectDelay(lastLinkDown: lastLinkDown[link.path], now: .now,
+                                                  settle: configuration.reconnectSettleTime) {
+            logger.debug("Connect \(link.path) in \(wait): its last link is still being torn down")
+            scheduleConnectRetry(id, after: wait)
+            return
+        }
+        lastLinkDown[link.path] = nil
         link.connectInFlight = true
         link.retryScheduled = false
         links[id] = link
@@ -612,12 +630,12 @@ final class BlueZCentral: @unchecked Sendable {
         }
     }
 
-    private func scheduleConnectRetry(_ id: PeripheralID) {
+    private func scheduleConnectRetry(_ id: PeripheralID, after delay: Duration? = nil) {
         guard var link = links[id], link.wanted, !link.retryScheduled else { return }
         link.retryScheduled = true
         links[id] = link
         let generation = link.generation
-        let delay = configuration.connectRetryDelay
+        let delay = delay ?? configuration.connectRetryDelay
         connection.queue.asyncAfter(deadline: .now() + DispatchTimeInterval(delay)) { [self] in
             guard var link = links[id], link.generation == generation, link.retryScheduled else { return }
             link.retryScheduled = false
@@ -668,6 +686,9 @@ final class BlueZCentral: @unchecked Sendable {
 
     private func devicePropertiesChanged(_ path: DBusObjectPath, _ changed: [String: DBusValue]) {
         deviceSeen(path, changed: changed)
+        if changed["Connected"]?.bool == false, path.parent == adapterPath {
+            noteLinkDown(path)
+        }
         guard let id = peripheralID(for: path), let link = links[id] else { return }
         if changed["ServicesResolved"]?.bool == true, link.wanted, !link.reportedConnected,
            mirror.properties(path, BlueZ.deviceInterface)?["Connected"]?.bool == true {

@@ -17,6 +17,14 @@ public struct BlueZDriverConfiguration: Sendable {
     /// The wait before re-issuing a `Connect` that BlueZ ended by itself (the driver keeps
     /// trying until the connection is cancelled, as CoreBluetooth does).
     public var connectRetryDelay: Duration
+    /// How long after a link to a device went down the driver waits before asking bluetoothd
+    /// to connect to it again. The kernel tears the old link down after bluetoothd reports
+    /// `Connected=false`, and the peer resumes advertising (turning it off and on) at that same
+    /// moment; a `Connect` inside that window was seen on Linux 6.1 to meet the gap, fail at
+    /// the controller, and leave the kernel waiting forever for a connection it believes is
+    /// under way (every later `Connect` to that device then hangs until the adapter is powered
+    /// off). Zero connects at once.
+    public var reconnectSettleTime: Duration
     /// Bound on each D-Bus call to bluetoothd (a `Connect` may legitimately take long).
     public var callTimeout: Duration
     /// The environment to read `DBUS_SYSTEM_BUS_ADDRESS` from.
@@ -30,9 +38,11 @@ public struct BlueZDriverConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         adapter: String? = nil, busAddress: String? = nil, agent: BlueZPairingAgent? = BlueZPairingAgent(),
-        connectRetryDelay: Duration = .milliseconds(500), callTimeout: Duration = .seconds(30),
+        connectRetryDelay: Duration = .milliseconds(500), reconnectSettleTime: Duration = .milliseconds(500),
+        callTimeout: Duration = .seconds(30),
         environment: [String: String] = ProcessInfo.processInfo.environment, maximumValueLength: Int = 512
     ) {
+        self.reconnectSettleTime = max(.zero, reconnectSettleTime)
         self.maximumValueLength = min(512, max(1, maximumValueLength))
         self.adapter = adapter
         self.busAddress = busAddress

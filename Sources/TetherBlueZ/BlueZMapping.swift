@@ -168,6 +168,15 @@ public enum BlueZMapping {
         }
     }
 
+    /// How long a `Connect` to a device whose last link went down at `lastLinkDown` must still
+    /// wait (``BlueZDriverConfiguration/reconnectSettleTime``); nil: it may go now.
+    public static func reconnectDelay(lastLinkDown: ContinuousClock.Instant?, now: ContinuousClock.Instant,
+                                      settle: Duration) -> Duration? {
+        guard let lastLinkDown else { return nil }
+        let left = settle - (now - lastLinkDown)
+        return left > .zero ? left : nil
+    }
+
     // MARK: Reads
 
     /// The notifications among the `Value` changes seen while a read was outstanding.

@@ -138,8 +138,13 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// The real link's ATT MTU as last handed to the virtual link (nil: not since it came up).
     private var realMTU: Int?
     private var readvertiseTimer: DispatchSourceTimer?
-    /// A re-advertising round (unregister, register) is waiting for bluetoothd.
-    private var readvertising = false
+    /// With re-advertising: bluetoothd has the advertisement registered (it is withdrawn while
+    /// a central is connected), a call changing that is unanswered, a refresh is due, and no
+    /// refresh comes before `readvertisingPausedUntil` (a central just left).
+    private var advertised = false
+    private var advertisementCallInFlight = false
+    private var refreshDue = false
+    private var readvertisingPausedUntil = ContinuousClock.now
     private var stopped = false
     private var bluezOwner: String?
 
@@ -298,7 +303,11 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             throw BlueZPeripheralHostError("bluetoothd refused the advertisement on \(adapter.lastElement): \(error.message)")
         }
         if let interval = configuration.readvertiseInterval { await onQueue { [self] in startReadvertising(every: interval) } }
-        await onQueue { [self] in registered = true }
+        await onQueue { [self] in
+            registered = true
+            advertised = true
+            reconcileAdvertisement()
+        }
         activityContinuation.yield(.published(adapter: adapter.lastElement, address: adapterProperties["Address"]?.string ?? "?",
                                               name: peripheral.advertisement.localName ?? peripheral.name))
         logger.info("published \(peripheral.name ?? "peripheral") on \(adapter.lastElement)")
@@ -422,6 +431,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         if owner.isEmpty {
             bluezOwner = nil
             registered = false
+            advertised = false
             failPending("bluetoothd left the bus")
             if !centrals.isEmpty {
                 centrals.removeAll()
@@ -465,44 +475,92 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                         return
                     }
                     self.registered = true
+                    self.advertised = true
                     self.activityContinuation.yield(.problem("bluetoothd restarted: application and advertisement registered again"))
+                    self.reconcileAdvertisement()
                 }
             }
         }
     }
 
+    /// Refreshes the advertisement about every `interval` (each time a little earlier or later),
+    /// and keeps it withdrawn while a central is connected.
+    ///
+    /// btvirt's controllers report an advertisement only when advertising (or scanning) is
+    /// enabled, so a scanner that starts later needs advertising enabled again. Every time
+    /// costs a moment with advertising off, and a central's LE Create Connection that meets
+    /// that moment fails at once (status 0x3e), which leaves the 6.1 kernel waiting out its
+    /// connection timeout (seen: 30 s, and the controller refusing connections after). So:
+    /// - a refresh is a `PropertiesChanged` of the advertisement, which bluetoothd answers by
+    ///   setting the same instance again (off and on within a few commands), not an
+    ///   unregister-register round (off for a D-Bus round trip, 35–50 ms);
+    /// - while a central is connected the advertisement is withdrawn (btvirt refuses to
+    ///   advertise then anyway); when the last central leaves it is registered again, which
+    ///   only turns advertising on, where the kernel would otherwise turn it off and on
+    ///   again at the very moment the central reconnects;
+    /// - refreshes rest for ``readvertisePause(after:)`` after a central leaves, and the
+    ///   jitter keeps a central's connection attempt, timed from one refresh, from meeting a
+    ///   later one in lockstep.
     private func startReadvertising(every interval: Duration) {
-        guard let connection, let adapterPath else { return }
+        guard let connection else { return }
         let timer = DispatchSource.makeTimerSource(queue: connection.queue)
-        timer.schedule(deadline: .now() + DispatchTimeInterval(interval), repeating: DispatchTimeInterval(interval))
-        let advertisementPath = self.advertisementPath
-        let logger = self.logger
-        let activity = activityContinuation
-        timer.setEventHandler { [weak connection, self] in
-            // Nothing to re-advertise while bluetoothd is away (or registering again), or while
-            // the last round is unanswered (rounds must not overlap: under load one can take
-            // longer than the interval).
-            guard let connection, self.registered, !self.readvertising else { return }
-            self.readvertising = true
-            // Asynchronous on purpose: bluetoothd calls back into the advertisement while it
-            // registers, and this queue must stay free to answer.
-            connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                        member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)])) { _ in
-                connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { result in
-                    self.readvertising = false
-                    if case .failure(let error) = result {
-                        logger.error("re-advertising failed: \(error)")
-                        activity.yield(.problem("re-advertising failed: \(error.message)"))
-                    } else {
-                        self.readvertisements += 1
-                    }
-                }
-            }
+        let scheduleNext: @Sendable (DispatchSourceTimer) -> Void = { timer in
+            timer.schedule(deadline: .now() + DispatchTimeInterval(interval * Double.random(in: 0.75...1.25)))
         }
+        timer.setEventHandler { [weak self] in
+            scheduleNext(timer)
+            guard let self else { return }
+            self.refreshDue = true
+            self.reconcileAdvertisement()
+        }
+        scheduleNext(timer)
         timer.resume()
         readvertiseTimer = timer
     }
+
+    /// Brings bluetoothd's copy of the advertisement to what it should be (see
+    /// ``startReadvertising(every:)``): one call at a time, so changes never overlap (under
+    /// load one can take longer than the interval); each answer looks again.
+    private func reconcileAdvertisement() {
+        guard configuration.readvertiseInterval != nil, let connection, let adapterPath, let advertisementTree,
+              registered, !stopped, !advertisementCallInFlight else { return }
+        let wanted = centrals.isEmpty
+        let path = advertisementPath
+        if advertised != wanted {
+            advertisementCallInFlight = true
+            let member = wanted ? "RegisterAdvertisement" : "UnregisterAdvertisement"
+            let body: [DBusValue] = wanted ? [.objectPath(path), .properties([:])] : [.objectPath(path)]
+            connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                        member: member, body: body)) { [weak self] result in
+                guard let self else { return }
+                self.advertisementCallInFlight = false
+                // Stopping unregisters it after this call (the bus keeps the calls' order).
+                guard !self.stopped else { return }
+                switch result {
+                case .success:
+                    self.advertised = wanted
+                    if wanted { self.readvertisements += 1 }
+                case .failure(let error):
+                    // Unregistering what bluetoothd no longer has leaves it unregistered too.
+                    if !wanted, error.name == "org.bluez.Error.DoesNotExist" { self.advertised = false }
+                    self.logger.error("\(member) failed: \(error)")
+                    self.activityContinuation.yield(.problem("\(member) failed: \(error.message)"))
+                }
+                self.reconcileAdvertisement()
+            }
+            return
+        }
+        guard wanted, refreshDue, ContinuousClock.now >= readvertisingPausedUntil else { return }
+        refreshDue = false
+        // bluetoothd sets the instance again whenever a property it parses is in a
+        // PropertiesChanged, even with the same value.
+        advertisementTree.setProperty("Type", to: .string("peripheral"), interface: BlueZ.advertisementInterface, path: path)
+        readvertisements += 1
+    }
+
+    /// How long refreshes rest after a central disconnects: long enough for a central that
+    /// reconnects at once (and meets the advertising that came back) to be through.
+    static func readvertisePause(after interval: Duration) -> Duration { max(interval * 3, .seconds(2)) }
 
     // MARK: Calls from bluetoothd
 
@@ -570,6 +628,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         if let device = options["device"]?.objectPath, !centrals.contains(device) {
             centrals.insert(device)
             activityContinuation.yield(.centralConnected(Self.address(of: device)))
+            reconcileAdvertisement()
         }
         if !virtualLinkUp {
             virtualLinkUp = true
@@ -612,6 +671,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         if connected {
             guard centrals.insert(device).inserted else { return }
             activityContinuation.yield(.centralConnected(Self.address(of: device)))
+            reconcileAdvertisement()
             if !virtualLinkUp {
                 virtualLinkUp = true
                 commands.yield(.connect)
@@ -619,6 +679,10 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         } else {
             guard centrals.remove(device) != nil else { return }
             activityContinuation.yield(.centralDisconnected(Self.address(of: device)))
+            if let interval = configuration.readvertiseInterval {
+                readvertisingPausedUntil = ContinuousClock.now + Self.readvertisePause(after: interval)
+            }
+            reconcileAdvertisement()
             if centrals.isEmpty, virtualLinkUp {
                 failPending("the central disconnected")
                 commands.yield(.disconnect)

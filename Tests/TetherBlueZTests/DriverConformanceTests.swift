@@ -172,26 +172,19 @@ struct DriverConformanceTests {
     }
 
     @Test func reconnectsAfterADisconnection() async throws {
-        // On the real stack a reconnection waits for the peripheral's re-registered
-        // advertisement to meet the kernel's connection scan; it sometimes took over 30 s on a
-        // loaded CI machine (under investigation), so there a failure is a known issue.
-        try await withKnownIssue("reconnecting on bluetoothd 5.66 in the guest can take longer than the bound", isIntermittent: true) {
-            try await Self.withEchoPair { pair in
-                try await pair.connect()
-                let id = pair.remoteID
-                for round in 0..<3 {
-                    await pair.driver.cancelConnection(id)
-                    _ = try await pair.events.next("disconnection \(round)") { if case .disconnected(id, _, _) = $0 { true } else { false } }
-                    await pair.driver.connect(id, options: ConnectOptions())
-                    _ = try await pair.events.next("connection \(round)") { if case .connected(id) = $0 { true } else { false } }
-                    await pair.driver.readValue(for: EchoPeripheral.info, on: id)
-                    let read = try await pair.events.next("read \(round)") { if case .valueUpdated(id, EchoPeripheral.info, _, _) = $0 { true } else { false } }
-                    guard case .valueUpdated(_, _, let value, _) = read else { return }
-                    #expect(value == Data("Tether Echo 1.0".utf8))
-                }
+        try await Self.withEchoPair { pair in
+            try await pair.connect()
+            let id = pair.remoteID
+            for round in 0..<3 {
+                await pair.driver.cancelConnection(id)
+                _ = try await pair.events.next("disconnection \(round)") { if case .disconnected(id, _, _) = $0 { true } else { false } }
+                await pair.driver.connect(id, options: ConnectOptions())
+                _ = try await pair.events.next("connection \(round)") { if case .connected(id) = $0 { true } else { false } }
+                await pair.driver.readValue(for: EchoPeripheral.info, on: id)
+                let read = try await pair.events.next("read \(round)") { if case .valueUpdated(id, EchoPeripheral.info, _, _) = $0 { true } else { false } }
+                guard case .valueUpdated(_, _, let value, _) = read else { return }
+                #expect(value == Data("Tether Echo 1.0".utf8))
             }
-        } when: {
-            BlueZRigs.isGuest
         }
     }
 

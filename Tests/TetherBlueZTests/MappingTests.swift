@@ -126,4 +126,15 @@ struct MappingTests {
         #expect(BlueZMapping.attCode(in: "no code here") == nil)
         #expect(BlueZMapping.attCode(in: "ATT error: 0x") == nil)
     }
+
+    @Test func aConnectWaitsUntilTheLastLinkHasSettled() {
+        let down = ContinuousClock.now
+        let settle = Duration.milliseconds(500)
+        #expect(BlueZMapping.reconnectDelay(lastLinkDown: nil, now: down, settle: settle) == nil)
+        #expect(BlueZMapping.reconnectDelay(lastLinkDown: down, now: down, settle: settle) == settle)
+        #expect(BlueZMapping.reconnectDelay(lastLinkDown: down, now: down + .milliseconds(120), settle: settle) == .milliseconds(380))
+        #expect(BlueZMapping.reconnectDelay(lastLinkDown: down, now: down + settle, settle: settle) == nil)
+        #expect(BlueZMapping.reconnectDelay(lastLinkDown: down, now: down + .seconds(3), settle: settle) == nil)
+        #expect(BlueZMapping.reconnectDelay(lastLinkDown: down, now: down, settle: .zero) == nil)
+    }
 }

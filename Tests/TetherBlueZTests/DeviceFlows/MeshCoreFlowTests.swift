@@ -246,11 +246,10 @@ struct MeshCoreFlowTests {
             let (handlerStream, handlerContinuation) = AsyncStream.makeStream(of: String.self)
             let handlers = MeshFlowRecorder(handlerStream)
             await world.transport.setDisconnectionHandler { _, _ in handlerContinuation.yield("disconnected") }
-            try await world.connect()
-            try await world.state(.ready)
-            let mark = world.events.count
 
-            // A second adapter scans: BlueZ gives it a device object for the radio.
+            // A second adapter scans: BlueZ gives it a device object for the radio. (Before our
+            // link: a hosted peripheral on the guest's controllers stops advertising while a
+            // central is connected, as most devices do.)
             let rig = world.pair.rig
             let other = try await rig.addFreshAdapter()
             let bus = try await DBusConnection.connect(to: DBusAddress(parsing: rig.busAddress))
@@ -261,9 +260,15 @@ struct MeshCoreFlowTests {
                 sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
             _ = try await bus.call(.methodCall(destination: "org.bluez", path: DBusObjectPath(adapter)!,
                                                interface: "org.bluez.Adapter1", member: "StartDiscovery"))
-            try await within(10, "\(adapter) never saw the radio") {
+            try await within(BlueZRigs.patience, "\(adapter) never saw the radio") {
                 for await message in added where message.body.first?.objectPath?.rawValue == device { return }
             }
+            _ = try? await bus.call(.methodCall(destination: "org.bluez", path: DBusObjectPath(adapter)!,
+                                                interface: "org.bluez.Adapter1", member: "StopDiscovery"))
+            try await world.connect()
+            try await world.state(.ready)
+            let mark = world.events.count
+
             // The dongle is pulled: its objects, the radio's among them, leave the bus.
             try await rig.releaseAdapter(id: other.id)
             await world.pair.driver.synchronize()
@@ -271,7 +276,7 @@ struct MeshCoreFlowTests {
             // Our link never went down: a message goes through at once, no handler ran.
             let manager = world.manager
             let echo = try #require(await manager.contact(named: "Echo"))
-                        let sent = try await within(20, "sending after the other adapter left") { try await manager.sendMessage("still here", to: echo) }
+            let sent = try await within(20, "sending after the other adapter left") { try await manager.sendMessage("still here", to: echo) }
             #expect(sent.status == .delivered)
             #expect(handlers.all.isEmpty, "the link was reported lost")
             let changes = world.events.all.dropFirst(mark).compactMap { if case .state(let state) = $0 { state } else { nil } }

@@ -137,36 +137,29 @@ struct TybeFlowTests {
     // MARK: Link
 
     @Test func aMissingStatusDropsTheLinkAndTheNextActionReconnects() async throws {
-        // On the real stack a reconnection waits for the peripheral's re-registered
-        // advertisement to meet the kernel's connection scan; it sometimes took over 30 s on a
-        // loaded CI machine (under investigation), so there a failure is a known issue.
-        try await withKnownIssue("reconnecting on bluetoothd 5.66 in the guest can fail or take longer than the bound", isIntermittent: true) {
-            try await TybeFlow.run(statusTimeout: .seconds(3)) { flow in
-                try await flow.connect()
-                // The bridge never sees the next frame, so its status never comes (3 s timeout).
-                await flow.pair.radio.inject(FaultRule(.writeWithoutResponse, on: TybeGATT.textInput, action: .noResponse, count: 1))
-                let client = flow.client
-                let failure = try await within(15, "the status timeout") { () -> TybeClientError? in
-                    do {
-                        _ = try await client.compose("lost")
-                        return nil
-                    } catch let error as TybeClientError {
-                        return error
-                    }
+        try await TybeFlow.run(statusTimeout: .seconds(3)) { flow in
+            try await flow.connect()
+            // The bridge never sees the next frame, so its status never comes (3 s timeout).
+            await flow.pair.radio.inject(FaultRule(.writeWithoutResponse, on: TybeGATT.textInput, action: .noResponse, count: 1))
+            let client = flow.client
+            let failure = try await within(15, "the status timeout") { () -> TybeClientError? in
+                do {
+                    _ = try await client.compose("lost")
+                    return nil
+                } catch let error as TybeClientError {
+                    return error
                 }
-                #expect(failure == .statusTimeout(seq: 0))
-                #expect(await client.linkState == .failed)
-                // The next action reconnects through BlueZ (discovery by name, a new link).
-                let result = try await flow.compose("back")
-                #expect(result.statuses.allSatisfy { $0.isOK && $0.ackReceived })
-                try await flow.waitForHost("back")
-                #expect(await client.linkState == .connected)
-                let links = flow.events.all.compactMap { if case .link(let state) = $0 { state } else { nil } }
-                #expect(links == [.connecting, .connected, .failed, .connecting, .connected])
-                #expect(await flow.bridge { $0.framesReceived } == 1, "the lost frame never reached the bridge")
             }
-        } when: {
-            BlueZRigs.isGuest
+            #expect(failure == .statusTimeout(seq: 0))
+            #expect(await client.linkState == .failed)
+            // The next action reconnects through BlueZ (discovery by name, a new link).
+            let result = try await flow.compose("back")
+            #expect(result.statuses.allSatisfy { $0.isOK && $0.ackReceived })
+            try await flow.waitForHost("back")
+            #expect(await client.linkState == .connected)
+            let links = flow.events.all.compactMap { if case .link(let state) = $0 { state } else { nil } }
+            #expect(links == [.connecting, .connected, .failed, .connecting, .connected])
+            #expect(await flow.bridge { $0.framesReceived } == 1, "the lost frame never reached the bridge")
         }
     }
 }

@@ -157,7 +157,7 @@ struct BlueZPair: Sendable {
         }
         let driver = BlueZDriver(configuration: BlueZDriverConfiguration(
             adapter: "hci\(centralAdapter.id)", busAddress: rig.busAddress, agent: agent,
-            connectRetryDelay: .milliseconds(100), maximumValueLength: BlueZRigs.maximumValueLength))
+            connectRetryDelay: .milliseconds(100), maximumValueLength: BlueZRigs.maximumValueLength), logger: BlueZRigs.driverLogger)
         let events = recordingEvents ? EventRecorder(driver) : nil
         return BlueZPair(rig: rig, central: centralAdapter, peripheral: peripheralAdapter, driver: driver, events: events,
                          host: host, radio: radio, peripheralID: id)

@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import Logging
 import TetherBlueZ
 import TetherDBus
 
@@ -58,6 +59,16 @@ enum BlueZRigs {
     /// second, and the controller answers a connection only while advertising), which under a
     /// loaded host took up to 10 s. A bound, not a delay: waits end at the event.
     static var patience: Double { isGuest ? 30 : 10 }
+
+    /// The drivers' logger: `TETHER_TEST_LOG=debug` (or `trace`, `notice`…) shows what they
+    /// do, to read a failing run; info by default.
+    static var driverLogger: Logger {
+        var logger = Logger(label: "tether.bluez")
+        if let level = ProcessInfo.processInfo.environment["TETHER_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) {
+            logger.logLevel = level
+        }
+        return logger
+    }
 
     /// What the tests run against, for messages.
     static var name: String { isGuest ? "bluetoothd in the QEMU guest" : "bluezoo" }

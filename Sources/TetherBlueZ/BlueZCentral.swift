@@ -601,6 +601,8 @@ final class BlueZCentral: @unchecked Sendable {
             guard var link = links[id], link.generation == generation else { return }
             link.connectInFlight = false
             links[id] = link
+            let device = mirror.properties(link.path, BlueZ.deviceInterface)
+            logger.debug("Connect \(link.path) answered \(result.isSuccess ? "ok" : "error"); Connected=\(device?["Connected"]?.bool ?? false) ServicesResolved=\(device?["ServicesResolved"]?.bool ?? false)")
             switch result {
             case .success:
                 if mirror.properties(link.path, BlueZ.deviceInterface)?["ServicesResolved"]?.bool == true, link.wanted {
@@ -690,8 +692,13 @@ final class BlueZCentral: @unchecked Sendable {
             noteLinkDown(path)
         }
         guard let id = peripheralID(for: path), let link = links[id] else { return }
-        if changed["ServicesResolved"]?.bool == true, link.wanted, !link.reportedConnected,
-           mirror.properties(path, BlueZ.deviceInterface)?["Connected"]?.bool == true {
+        if changed["Connected"] != nil || changed["ServicesResolved"] != nil {
+            logger.debug("\(path): \(changed.filter { $0.key == "Connected" || $0.key == "ServicesResolved" }.map { "\($0.key)=\($0.value.bool ?? false)" }.sorted().joined(separator: " ")) (wanted \(link.wanted), reported \(link.reportedConnected), in flight \(link.connectInFlight), refreshing \(link.refreshingTree))")
+        }
+        // Not gated on the mirror's `Connected`: in the guest a `Connected=true` was seen to
+        // be missing from the mirror when `ServicesResolved` came (the attempt then hung);
+        // `linkUp` reads the tree again and reports the link only if bluetoothd says it is up.
+        if changed["ServicesResolved"]?.bool == true, link.wanted, !link.reportedConnected {
             linkUp(id)
         }
         if changed["ServicesResolved"]?.bool == true, link.reportedConnected {
@@ -724,9 +731,13 @@ final class BlueZCentral: @unchecked Sendable {
         let generation = link.generation
         connection.call(.methodCall(destination: BlueZ.service, path: .root, interface: BlueZ.objectManagerInterface,
                                     member: "GetManagedObjects"), timeout: configuration.callTimeout) { [weak self] result in
-            guard let self, var link = self.links[id], link.generation == generation else { return }
+            guard let self, var link = self.links[id], link.generation == generation else {
+                self?.logger.debug("tree for \(id) read after its attempt ended")
+                return
+            }
             link.refreshingTree = false
             self.links[id] = link
+            self.logger.debug("tree read for \(link.path): \(result.isSuccess ? "ok" : "failed"); Connected=\(self.mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool ?? false)")
             if case .success(let reply) = result { self.mirror.load(reply.body.first ?? .array(.byte, [])) }
             // The link may have gone meanwhile (Connected=false came before the reply).
             guard link.wanted, !link.reportedConnected,

@@ -18,12 +18,13 @@ public struct BlueZDriverConfiguration: Sendable {
     /// trying until the connection is cancelled, as CoreBluetooth does).
     public var connectRetryDelay: Duration
     /// How long after a link to a device went down the driver waits before asking bluetoothd
-    /// to connect to it again. The kernel tears the old link down after bluetoothd reports
-    /// `Connected=false`, and the peer resumes advertising (turning it off and on) at that same
-    /// moment; a `Connect` inside that window was seen on Linux 6.1 to meet the gap, fail at
-    /// the controller, and leave the kernel waiting forever for a connection it believes is
-    /// under way (every later `Connect` to that device then hangs until the adapter is powered
-    /// off). Zero connects at once.
+    /// to connect to it again. The kernels tear the old link down after bluetoothd reports
+    /// `Connected=false`, and the peer's kernel turns its advertising off and on again at that
+    /// moment. With BlueZ's virtual controllers (`btvirt`) a connection attempt that meets the
+    /// gap fails at once, and Linux 6.1 takes that failure for success: the attempt, and every
+    /// later one to that device, then hangs until the adapter is powered off. A real controller
+    /// keeps trying instead, so there this costs a quick reconnection at most this long.
+    /// Zero connects at once.
     public var reconnectSettleTime: Duration
     /// Bound on each D-Bus call to bluetoothd (a `Connect` may legitimately take long).
     public var callTimeout: Duration

@@ -220,3 +220,10 @@ public enum BlueZMapping {
         return advertisement
     }
 }
+
+extension Result {
+    /// Whether this is a success (for logs).
+    var isSuccess: Bool {
+        if case .success = self { true } else { false }
+    }
+}

@@ -14,8 +14,11 @@ public struct BlueZPeripheralHostConfiguration: Sendable {
     public var busAddress: String?
     /// The environment to read `DBUS_SYSTEM_BUS_ADDRESS` from.
     public var environment: [String: String]
-    /// Re-register the advertisement this often (BlueZ 5.66's virtual controller, `btvirt`,
-    /// sends an advertisement once only; scanners that start later miss it). nil: never.
+    /// Register the advertisement again about this often, for controllers that report it only
+    /// when advertising starts (BlueZ 5.66's virtual `btvirt`: scanners that start later miss it).
+    /// With it the host also withdraws the advertisement while a central is connected (so a
+    /// second central cannot find the peripheral then) and keeps its rounds away from a central
+    /// that reconnects. nil (real controllers): advertise once, never withdraw.
     public var readvertiseInterval: Duration?
     /// Bound on each call to bluetoothd.
     public var callTimeout: Duration
@@ -121,7 +124,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         await onQueue { [self] in (connection?.uniqueName ?? "", characteristicPaths[characteristic]) }
     }
 
-    /// How many times the advertisement was registered again (``BlueZPeripheralHostConfiguration/readvertiseInterval``).
+    /// How many times the advertisement was registered again
+    /// (``BlueZPeripheralHostConfiguration/readvertiseInterval``).
     public func readvertisementCount() async -> Int { await onQueue { [self] in readvertisements } }
     private var adapterPath: DBusObjectPath?
     private var characteristicPaths: [CharacteristicPath: DBusObjectPath] = [:]
@@ -139,11 +143,14 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private var realMTU: Int?
     private var readvertiseTimer: DispatchSourceTimer?
     /// With re-advertising: bluetoothd has the advertisement registered (it is withdrawn while
-    /// a central is connected), a call changing that is unanswered, a refresh is due, and no
-    /// refresh comes before `readvertisingPausedUntil` (a central just left).
+    /// a central is connected), a call changing that is unanswered, a round is due, and no
+    /// round comes before `readvertisingPausedUntil` (a central just left).
     private var advertised = false
     private var advertisementCallInFlight = false
-    private var refreshDue = false
+    /// Renewed whenever bluetoothd leaves or comes back: a late answer from an earlier one says
+    /// nothing about the current one's copy.
+    private var bluezGeneration = 0
+    private var roundDue = false
     private var readvertisingPausedUntil = ContinuousClock.now
     private var stopped = false
     private var bluezOwner: String?
@@ -281,6 +288,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         try? await connection.addMatch(ownerRule)
         connection.onDisconnect { [weak self] error in
             guard let self, !self.stopped else { return }
+            self.stopped = true
+            self.readvertiseTimer?.cancel()
+            self.readvertiseTimer = nil
             self.activityContinuation.yield(.stopped("lost the system bus: \(error.message)"))
             self.activityContinuation.finish()
         }
@@ -419,15 +429,19 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         }
         if advertisement.txPowerLevel != nil { properties["Includes"] = .strings(["tx-power"]) }
         return DBusInterface(name: BlueZ.advertisementInterface, properties: properties, methods: [
-            "Release": { [logger] call in
+            "Release": { [weak self, logger] call in
                 logger.notice("bluetoothd released the advertisement")
                 call.reply()
+                // It is bluetoothd's no more: with re-advertising, register it again.
+                self?.advertised = false
+                self?.reconcileAdvertisement()
             },
         ])
     }
 
     private func bluezOwnerChanged(to owner: String) {
         guard !stopped else { return }
+        bluezGeneration += 1
         if owner.isEmpty {
             bluezOwner = nil
             registered = false
@@ -483,24 +497,24 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         }
     }
 
-    /// Refreshes the advertisement about every `interval` (each time a little earlier or later),
-    /// and keeps it withdrawn while a central is connected.
+    /// Registers the advertisement again about every `interval` (each time a little earlier or
+    /// later), and keeps it withdrawn while a central is connected.
     ///
     /// btvirt's controllers report an advertisement only when advertising (or scanning) is
-    /// enabled, so a scanner that starts later needs advertising enabled again. Every time
+    /// enabled, so a scanner that starts later needs advertising enabled again. Every round
     /// costs a moment with advertising off, and a central's LE Create Connection that meets
-    /// that moment fails at once (status 0x3e), which leaves the 6.1 kernel waiting out its
-    /// connection timeout (seen: 30 s, and the controller refusing connections after). So:
-    /// - a refresh is a `PropertiesChanged` of the advertisement, which bluetoothd answers by
-    ///   setting the same instance again (off and on within a few commands), not an
-    ///   unregister-register round (off for a D-Bus round trip, 35–50 ms);
+    /// that moment fails at once on btvirt (status 0x3e), which Linux 6.1 takes for success:
+    /// it then waits for a connection that never comes (every later attempt to that device
+    /// hangs until the adapter is powered off). So:
+    /// - the second call of a round does not wait for the first's answer (the gap is
+    ///   bluetoothd reading the advertisement back, not two round trips);
     /// - while a central is connected the advertisement is withdrawn (btvirt refuses to
     ///   advertise then anyway); when the last central leaves it is registered again, which
     ///   only turns advertising on, where the kernel would otherwise turn it off and on
     ///   again at the very moment the central reconnects;
-    /// - refreshes rest for ``readvertisePause(after:)`` after a central leaves, and the
-    ///   jitter keeps a central's connection attempt, timed from one refresh, from meeting a
-    ///   later one in lockstep.
+    /// - rounds rest for ``readvertisePause(after:)`` after a central leaves, and the jitter
+    ///   keeps a central's connection attempt, timed from one round, from meeting a later one
+    ///   in lockstep.
     private func startReadvertising(every interval: Duration) {
         guard let connection else { return }
         let timer = DispatchSource.makeTimerSource(queue: connection.queue)
@@ -510,7 +524,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         timer.setEventHandler { [weak self] in
             scheduleNext(timer)
             guard let self else { return }
-            self.refreshDue = true
+            self.roundDue = true
             self.reconcileAdvertisement()
         }
         scheduleNext(timer)
@@ -522,7 +536,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// ``startReadvertising(every:)``): one call at a time, so changes never overlap (under
     /// load one can take longer than the interval); each answer looks again.
     private func reconcileAdvertisement() {
-        guard configuration.readvertiseInterval != nil, let connection, let adapterPath, let advertisementTree,
+        guard configuration.readvertiseInterval != nil, let connection, let adapterPath,
               registered, !stopped, !advertisementCallInFlight else { return }
         let wanted = centrals.isEmpty
         let path = advertisementPath
@@ -530,35 +544,62 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             advertisementCallInFlight = true
             let member = wanted ? "RegisterAdvertisement" : "UnregisterAdvertisement"
             let body: [DBusValue] = wanted ? [.objectPath(path), .properties([:])] : [.objectPath(path)]
+            let generation = bluezGeneration
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
                                         member: member, body: body)) { [weak self] result in
                 guard let self else { return }
                 self.advertisementCallInFlight = false
                 // Stopping unregisters it after this call (the bus keeps the calls' order).
-                guard !self.stopped else { return }
+                guard !self.stopped, self.bluezGeneration == generation else { return }
                 switch result {
                 case .success:
                     self.advertised = wanted
                     if wanted { self.readvertisements += 1 }
+                    self.reconcileAdvertisement()
                 case .failure(let error):
-                    // Unregistering what bluetoothd no longer has leaves it unregistered too.
+                    // bluetoothd already has it, or no longer has it: that is what was wanted.
+                    if wanted, error.name == "org.bluez.Error.AlreadyExists" { self.advertised = true }
                     if !wanted, error.name == "org.bluez.Error.DoesNotExist" { self.advertised = false }
+                    // Anything else is tried again at the next tick, not at once: a refusal
+                    // that lasts (no adapter, too many advertisements) must not spin.
                     self.logger.error("\(member) failed: \(error)")
                     self.activityContinuation.yield(.problem("\(member) failed: \(error.message)"))
                 }
-                self.reconcileAdvertisement()
             }
             return
         }
-        guard wanted, refreshDue, ContinuousClock.now >= readvertisingPausedUntil else { return }
-        refreshDue = false
-        // bluetoothd sets the instance again whenever a property it parses is in a
-        // PropertiesChanged, even with the same value.
-        advertisementTree.setProperty("Type", to: .string("peripheral"), interface: BlueZ.advertisementInterface, path: path)
-        readvertisements += 1
+        guard wanted, roundDue, ContinuousClock.now >= readvertisingPausedUntil else { return }
+        roundDue = false
+        // Unregister and register again, the second call sent at once rather than after the
+        // first's answer: advertising is off only while bluetoothd reads the advertisement
+        // back. (A PropertiesChanged would make bluetoothd 5.66 set the instance again with
+        // no gap at all, but when the kernel refuses that, bluetoothd answers a registration
+        // that is not there and aborts: seen in the guest.)
+        advertisementCallInFlight = true
+        let generation = bluezGeneration
+        connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                    member: "UnregisterAdvertisement", body: [.objectPath(path)])) { _ in }
+        connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
+                                    member: "RegisterAdvertisement", body: [.objectPath(path), .properties([:])])) { [weak self] result in
+            guard let self else { return }
+            self.advertisementCallInFlight = false
+            guard !self.stopped, self.bluezGeneration == generation else { return }
+            switch result {
+            case .success:
+                self.readvertisements += 1
+                self.reconcileAdvertisement()
+            case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
+                self.reconcileAdvertisement()
+            case .failure(let error):
+                // Unregistered but not registered again: the next tick registers it.
+                self.advertised = false
+                self.logger.error("re-advertising failed: \(error)")
+                self.activityContinuation.yield(.problem("re-advertising failed: \(error.message)"))
+            }
+        }
     }
 
-    /// How long refreshes rest after a central disconnects: long enough for a central that
+    /// How long rounds rest after a central disconnects: long enough for a central that
     /// reconnects at once (and meets the advertising that came back) to be through.
     static func readvertisePause(after interval: Duration) -> Duration { max(interval * 3, .seconds(2)) }
 

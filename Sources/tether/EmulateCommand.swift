@@ -35,7 +35,7 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The BlueZ adapter that becomes the peripheral (default: the first powered one).", valueName: "hciN"))
     var adapter: String?
 
-    @Option(help: ArgumentHelp("Register the advertisement again every SECONDS (for controllers that advertise once only, such as btvirt).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Register the advertisement again about every SECONDS, and withdraw it while a central is connected (for controllers that report an advertisement only when it starts, such as btvirt).", valueName: "seconds"))
     var readvertise: Double?
 
     @Flag(help: "Also stop when standard input reaches end of file (for scripts and tests).")

@@ -153,6 +153,11 @@ struct KiroFlowTests {
     @Test func refreshWakeAndLowBatteryAreAnswered() async throws {
         try await KiroFlow.run { flow in
             try await flow.act("the DayPack after a refresh request", { $0.requestRefresh() }, until: { $0 == .sent(.dayPack) })
+            // Sent is not yet received: the packets cross the real link and the host's virtual one
+            // (bounded poll: the emulator signals nothing).
+            try await within(BlueZRigs.patience, "the emulator receiving the second DayPack") {
+                while await flow.emulator({ $0.commandsReceived.count }) < 3 { try await Task.sleep(for: .milliseconds(20)) }
+            }
             #expect(await flow.emulator { $0.commandsReceived } == [.time, .dayPack, .dayPack])
 
             try await flow.act("sleep", { $0.sleep() }, until: {

@@ -660,7 +660,7 @@ final class BlueZCentral: @unchecked Sendable {
         link.awaitingDevice = false
         links[id] = link
         let connected = mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool == true
-        if connected || link.connectInFlight {
+        if connected || link.connectInFlight || link.refreshingTree {
             link.disconnectOutstanding = true
             links[id] = link
             // Disconnect also aborts a Connect in progress.
@@ -726,7 +726,6 @@ final class BlueZCentral: @unchecked Sendable {
     private func linkUp(_ id: PeripheralID) {
         guard var link = links[id], !link.reportedConnected, !link.refreshingTree else { return }
         link.refreshingTree = true
-        link.connectInFlight = false
         links[id] = link
         let generation = link.generation
         connection.call(.methodCall(destination: BlueZ.service, path: .root, interface: BlueZ.objectManagerInterface,
@@ -768,6 +767,7 @@ final class BlueZCentral: @unchecked Sendable {
         link.connectInFlight = false
         link.retryScheduled = false
         link.awaitingDevice = false
+        link.refreshingTree = false
         link.generation = nextGeneration()
     }
 

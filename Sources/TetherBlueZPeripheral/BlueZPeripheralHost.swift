@@ -288,7 +288,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         try? await connection.addMatch(ownerRule)
         connection.onDisconnect { [weak self] error in
             guard let self, !self.stopped else { return }
-            self.stopped = true
+            // Nothing is registered with anybody now, and no more rounds (stop() still cleans up).
+            self.registered = false
             self.readvertiseTimer?.cancel()
             self.readvertiseTimer = nil
             self.activityContinuation.yield(.stopped("lost the system bus: \(error.message)"))
@@ -432,9 +433,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             "Release": { [weak self, logger] call in
                 logger.notice("bluetoothd released the advertisement")
                 call.reply()
-                // It is bluetoothd's no more: with re-advertising, register it again.
+                // bluetoothd has let it go (its adapter went away, or it is exiting): the
+                // owner change or the adapter's return decides what comes next.
                 self?.advertised = false
-                self?.reconcileAdvertisement()
             },
         ])
     }
@@ -490,6 +491,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                     }
                     self.registered = true
                     self.advertised = true
+                    self.roundDue = false
                     self.activityContinuation.yield(.problem("bluetoothd restarted: application and advertisement registered again"))
                     self.reconcileAdvertisement()
                 }
@@ -550,18 +552,24 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 guard let self else { return }
                 self.advertisementCallInFlight = false
                 // Stopping unregisters it after this call (the bus keeps the calls' order).
-                guard !self.stopped, self.bluezGeneration == generation else { return }
+                guard !self.stopped else { return }
+                // An answer from an earlier bluetoothd says nothing of the current one's copy.
+                guard self.bluezGeneration == generation else { return self.reconcileAdvertisement() }
                 switch result {
                 case .success:
                     self.advertised = wanted
-                    if wanted { self.readvertisements += 1 }
+                    if wanted {
+                        self.readvertisements += 1
+                        self.roundDue = false   // it has just been reported anew
+                    }
+                    self.reconcileAdvertisement()
+                case .failure(let error) where error.name == (wanted ? "org.bluez.Error.AlreadyExists" : "org.bluez.Error.DoesNotExist"):
+                    // bluetoothd already has it, or no longer has it: what was wanted.
+                    self.advertised = wanted
                     self.reconcileAdvertisement()
                 case .failure(let error):
-                    // bluetoothd already has it, or no longer has it: that is what was wanted.
-                    if wanted, error.name == "org.bluez.Error.AlreadyExists" { self.advertised = true }
-                    if !wanted, error.name == "org.bluez.Error.DoesNotExist" { self.advertised = false }
-                    // Anything else is tried again at the next tick, not at once: a refusal
-                    // that lasts (no adapter, too many advertisements) must not spin.
+                    // Tried again at the next tick, not at once: a refusal that lasts (no
+                    // adapter, too many advertisements) must not spin.
                     self.logger.error("\(member) failed: \(error)")
                     self.activityContinuation.yield(.problem("\(member) failed: \(error.message)"))
                 }
@@ -583,7 +591,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                                     member: "RegisterAdvertisement", body: [.objectPath(path), .properties([:])])) { [weak self] result in
             guard let self else { return }
             self.advertisementCallInFlight = false
-            guard !self.stopped, self.bluezGeneration == generation else { return }
+            guard !self.stopped else { return }
+            guard self.bluezGeneration == generation else { return self.reconcileAdvertisement() }
             switch result {
             case .success:
                 self.readvertisements += 1

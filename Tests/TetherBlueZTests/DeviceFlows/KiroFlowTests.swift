@@ -166,6 +166,9 @@ struct KiroFlowTests {
             let woken = try await flow.act("the DayPack after a wake", { $0.wake() }, until: { $0 == .sent(.dayPack) })
             #expect(woken.contains(.sent(.time)))
             // Sleep needs nothing; wake → Time + DayPack.
+            try await within(BlueZRigs.patience, "the emulator receiving the DayPack after the wake") {
+                while await flow.emulator({ $0.commandsReceived.count }) < 5 { try await Task.sleep(for: .milliseconds(20)) }
+            }
             #expect(await flow.emulator { $0.commandsReceived } == [.time, .dayPack, .dayPack, .time, .dayPack])
 
             let warned = try await flow.act("the low-battery alert", { $0.lowBattery(12) }, until: {

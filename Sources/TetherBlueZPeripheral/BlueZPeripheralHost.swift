@@ -543,37 +543,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let wanted = centrals.isEmpty
         let path = advertisementPath
         if advertised != wanted {
-            advertisementCallInFlight = true
-            let member = wanted ? "RegisterAdvertisement" : "UnregisterAdvertisement"
-            let body: [DBusValue] = wanted ? [.objectPath(path), .properties([:])] : [.objectPath(path)]
-            let generation = bluezGeneration
-            connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                        member: member, body: body)) { [weak self] result in
-                guard let self else { return }
-                self.advertisementCallInFlight = false
-                // Stopping unregisters it after this call (the bus keeps the calls' order).
-                guard !self.stopped else { return }
-                // An answer from an earlier bluetoothd says nothing of the current one's copy.
-                guard self.bluezGeneration == generation else { return self.reconcileAdvertisement() }
-                switch result {
-                case .success:
-                    self.advertised = wanted
-                    if wanted {
-                        self.readvertisements += 1
-                        self.roundDue = false   // it has just been reported anew
-                    }
-                    self.reconcileAdvertisement()
-                case .failure(let error) where error.name == (wanted ? "org.bluez.Error.AlreadyExists" : "org.bluez.Error.DoesNotExist"):
-                    // bluetoothd already has it, or no longer has it: what was wanted.
-                    self.advertised = wanted
-                    self.reconcileAdvertisement()
-                case .failure(let error):
-                    // Tried again at the next tick, not at once: a refusal that lasts (no
-                    // adapter, too many advertisements) must not spin.
-                    self.logger.error("\(member) failed: \(error)")
-                    self.activityContinuation.yield(.problem("\(member) failed: \(error.message)"))
-                }
-            }
+            callAdvertisingManager(register: wanted)
             return
         }
         guard wanted, roundDue, ContinuousClock.now >= readvertisingPausedUntil else { return }
@@ -583,27 +553,46 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         // back. (A PropertiesChanged would make bluetoothd 5.66 set the instance again with
         // no gap at all, but when the kernel refuses that, bluetoothd answers a registration
         // that is not there and aborts: seen in the guest.)
-        advertisementCallInFlight = true
-        let generation = bluezGeneration
         connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
                                     member: "UnregisterAdvertisement", body: [.objectPath(path)])) { _ in }
+        callAdvertisingManager(register: true)
+    }
+
+    /// Registers (or unregisters) the advertisement; the answer updates ``advertised`` and
+    /// looks again. One such call at a time.
+    private func callAdvertisingManager(register: Bool) {
+        guard let connection, let adapterPath else { return }
+        advertisementCallInFlight = true
+        let member = register ? "RegisterAdvertisement" : "UnregisterAdvertisement"
+        let body: [DBusValue] = register ? [.objectPath(advertisementPath), .properties([:])] : [.objectPath(advertisementPath)]
+        let generation = bluezGeneration
         connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                    member: "RegisterAdvertisement", body: [.objectPath(path), .properties([:])])) { [weak self] result in
+                                    member: member, body: body)) { [weak self] result in
             guard let self else { return }
             self.advertisementCallInFlight = false
+            // Stopping unregisters it after this call (the bus keeps the calls' order).
             guard !self.stopped else { return }
+            // An answer from an earlier bluetoothd says nothing of the current one's copy.
             guard self.bluezGeneration == generation else { return self.reconcileAdvertisement() }
             switch result {
             case .success:
-                self.readvertisements += 1
+                self.advertised = register
+                if register {
+                    self.readvertisements += 1
+                    self.roundDue = false   // it has just been reported anew
+                }
                 self.reconcileAdvertisement()
-            case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
+            case .failure(let error) where error.name == (register ? "org.bluez.Error.AlreadyExists" : "org.bluez.Error.DoesNotExist"):
+                // bluetoothd already has it, or no longer has it: what was wanted.
+                self.advertised = register
                 self.reconcileAdvertisement()
             case .failure(let error):
-                // Unregistered but not registered again: the next tick registers it.
-                self.advertised = false
-                self.logger.error("re-advertising failed: \(error)")
-                self.activityContinuation.yield(.problem("re-advertising failed: \(error.message)"))
+                // Not registered (a round has unregistered it before). Tried again at the next
+                // tick, not at once: a refusal that lasts (no adapter, too many advertisements)
+                // must not spin.
+                if register { self.advertised = false }
+                self.logger.error("\(member) failed: \(error)")
+                self.activityContinuation.yield(.problem("\(member) failed: \(error.message)"))
             }
         }
     }

@@ -605,7 +605,7 @@ final class BlueZCentral: @unchecked Sendable {
             logger.debug("Connect \(link.path) answered \(result.isSuccess ? "ok" : "error"); Connected=\(device?["Connected"]?.bool ?? false) ServicesResolved=\(device?["ServicesResolved"]?.bool ?? false)")
             switch result {
             case .success:
-                if mirror.properties(link.path, BlueZ.deviceInterface)?["ServicesResolved"]?.bool == true, link.wanted {
+                if device?["ServicesResolved"]?.bool == true, link.wanted {
                     linkUp(id)
                 }
                 // Otherwise `ServicesResolved` (or `Connected=false`) decides.
@@ -736,8 +736,8 @@ final class BlueZCentral: @unchecked Sendable {
             }
             link.refreshingTree = false
             self.links[id] = link
-            self.logger.debug("tree read for \(link.path): \(result.isSuccess ? "ok" : "failed"); Connected=\(self.mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool ?? false)")
             if case .success(let reply) = result { self.mirror.load(reply.body.first ?? .array(.byte, [])) }
+            self.logger.debug("tree read for \(link.path): \(result.isSuccess ? "ok" : "failed"); Connected=\(self.mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool ?? false)")
             // The link may have gone meanwhile (Connected=false came before the reply).
             guard link.wanted, !link.reportedConnected,
                   self.mirror.properties(link.path, BlueZ.deviceInterface)?["Connected"]?.bool == true else {

@@ -166,6 +166,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Run inside the BlueZ test guest (a static build shared over 9p) for what the forwarded
+        // bus cannot carry: the Unix-socket bus, acquired sockets, pairing. RealStackTests drive it.
+        .executableTarget(
+            name: "BlueZGuestProbe",
+            dependencies: [
+                "TetherCore",
+                "TetherDBus",
+                .target(name: "TetherBlueZ", condition: .when(platforms: [.linux])),
+                .target(name: "TetherBlueZPeripheral", condition: .when(platforms: [.linux])),
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/BlueZGuestProbe"
+        ),
         .testTarget(
             name: "TetherCoreTests",
             dependencies: [

@@ -48,6 +48,23 @@ final class BlueZCentral: @unchecked Sendable {
         /// `connect` came while that disconnection was outstanding: report it, then connect
         /// again (CoreBluetooth's order: the cancel's disconnection, then the new connection).
         var reconnectAfterDisconnect = false
+        /// `AcquireNotify` sockets: notifications arrive on them instead of as `Value` signals.
+        var notifySockets: [CharacteristicPath: BlueZAcquiredSocket] = [:]
+        /// `AcquireWrite` sockets: a write without response is one packet on them.
+        var writeSockets: [CharacteristicPath: BlueZAcquiredSocket] = [:]
+        /// bluetoothd refused to hand out a socket: D-Bus calls for the rest of this link.
+        var notifyAcquireRefused: Set<CharacteristicPath> = []
+        /// "Notify acquired" was answered once (our own socket, closed a moment before).
+        var notifyAcquireRetried: Set<CharacteristicPath> = []
+        var writeAcquireRefused: Set<CharacteristicPath> = []
+
+        /// Closes every acquired socket (bluetoothd ends the subscriptions).
+        mutating func closeSockets() {
+            for socket in notifySockets.values { socket.close() }
+            for socket in writeSockets.values { socket.close() }
+            notifySockets = [:]
+            writeSockets = [:]
+        }
     }
 
     /// Operations queued per characteristic, beyond which requests fail (the core keeps one
@@ -80,6 +97,8 @@ final class BlueZCentral: @unchecked Sendable {
         return generationCounter
     }
     private var agentTree: DBusObjectTree?
+    /// ``shutdown()`` began: the connection's end is ours, not a loss.
+    private var shutDown = false
     private var agentCapability: String?
     private var loadGeneration = 0
     /// bluetoothd's tree has been read since it (re)appeared.
@@ -337,6 +356,8 @@ final class BlueZCentral: @unchecked Sendable {
 
     private func busLost(_ error: DBusError) {
         bluezOwner = nil
+        // shutdown() closed it: nothing was lost.
+        guard !shutDown else { return }
         setState(.unsupported, reason: "lost the system bus: \(error.message)")
     }
 
@@ -772,9 +793,15 @@ final class BlueZCentral: @unchecked Sendable {
     }
 
     private func linkDown(_ id: PeripheralID, error: DriverError?) {
+        // What came on the sockets before the link went down is reported before it.
+        for characteristic in (links[id]?.notifySockets.keys).map(Array.init) ?? [] { drainNotifications(characteristic, of: id) }
         guard var link = links[id] else { return }
-        let notifying = link.notifying
+        let notifying = link.notifying.subtracting(link.notifySockets.keys)
         let paths = link.characteristics
+        link.closeSockets()
+        link.notifyAcquireRefused = []
+        link.notifyAcquireRetried = []
+        link.writeAcquireRefused = []
         link.reportedConnected = false
         endAttempt(&link)
         pendingDisconnectReason[id] = nil
@@ -835,9 +862,28 @@ final class BlueZCentral: @unchecked Sendable {
                 reverse[charPath] = key
             }
         }
+        // A socket whose characteristic changed object (Service Changed) belongs to the old one.
+        var lost: [CharacteristicPath] = []
+        for (key, socket) in link.notifySockets where characteristics[key] != link.characteristics[key] {
+            socket.close()
+            link.notifySockets[key] = nil
+            link.notifying.remove(key)
+            lost.append(key)
+        }
+        var unblocked: [CharacteristicPath] = []
+        for (key, socket) in link.writeSockets where characteristics[key] != link.characteristics[key] {
+            // A write waiting for this socket's space runs again on the new object (or fails).
+            socket.close()
+            link.writeSockets[key] = nil
+            if link.busy.remove(key) != nil { unblocked.append(key) }
+        }
         link.characteristics = characteristics
         link.byObjectPath = reverse
         links[id] = link
+        for key in lost.sorted(by: { $0.description < $1.description }) {
+            emit(.notificationStateUpdated(id, key, isNotifying: false, .invalidHandle))
+        }
+        for key in unblocked { runNext(on: key, of: id) }
     }
 
     private func gattChanged(under path: DBusObjectPath) {
@@ -974,6 +1020,8 @@ final class BlueZCentral: @unchecked Sendable {
         switch operation {
         case .read:
             call(objectPath, BlueZ.characteristicInterface, "ReadValue", [.properties([:])]) { [self] result in
+                guard links[id]?.generation == generation else { return }
+                drainNotifications(characteristic, of: id)
                 guard var link = links[id], link.generation == generation else { return }
                 let held = link.heldValues.removeValue(forKey: characteristic) ?? []
                 links[id] = link
@@ -993,6 +1041,60 @@ final class BlueZCentral: @unchecked Sendable {
                 }
                 finish()
             }
+        case .write(let data, .withoutResponse) where link.writeSockets[characteristic] != nil:
+            sendAcquired(data, on: characteristic, of: id, generation: generation, finish: finish)
+        case .write(_, .withoutResponse) where canAcquire("WriteAcquired", objectPath, refused: link.writeAcquireRefused.contains(characteristic)):
+            acquire("AcquireWrite", objectPath, on: characteristic, of: id, generation: generation) { link, socket, _ in
+                if let socket { link.writeSockets[characteristic] = socket } else { link.writeAcquireRefused.insert(characteristic) }
+            } then: { [self] in
+                // The write waits in front for the socket (or the D-Bus call when refused).
+                retry(operation, on: characteristic, of: id, generation: generation)
+            }
+        case .notify(true) where link.notifySockets[characteristic] == nil
+            && canAcquire("NotifyAcquired", objectPath, refused: link.notifyAcquireRefused.contains(characteristic)):
+            let busy = LockedBox(false)
+            acquire("AcquireNotify", objectPath, on: characteristic, of: id, generation: generation) { link, socket, refusal in
+                if let socket {
+                    link.notifySockets[characteristic] = socket
+                    link.notifying.insert(characteristic)
+                    link.notifyAcquireRetried.remove(characteristic)
+                } else if refusal?.message.contains("acquired") == true, !link.notifyAcquireRetried.contains(characteristic) {
+                    // Most likely our own socket, closed a moment ago and not yet noticed by
+                    // bluetoothd: once more, shortly.
+                    link.notifyAcquireRetried.insert(characteristic)
+                    busy.value = true
+                } else {
+                    link.notifyAcquireRefused.insert(characteristic)
+                }
+            } then: { [self] in
+                guard let link = links[id], link.generation == generation else { return }
+                guard let socket = link.notifySockets[characteristic] else {
+                    if busy.value {
+                        connection.queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [self] in
+                            retry(operation, on: characteristic, of: id, generation: generation)
+                        }
+                        return
+                    }
+                    // Refused (another client subscribed, indications only …): StartNotify.
+                    return retry(operation, on: characteristic, of: id, generation: generation)
+                }
+                // Weak: the socket's read handler holds these closures.
+                socket.startReading({ [self] value in socketValue(characteristic, of: id, value) },
+                                    onClose: { [self, weak socket] reason in
+                                        guard let socket else { return }
+                                        notifySocketClosed(socket, characteristic, of: id, generation: generation, reason: reason)
+                                    })
+                emit(.notificationStateUpdated(id, characteristic, isNotifying: true, nil))
+                finish()
+            }
+        case .notify(let enabled) where link.notifySockets[characteristic] != nil:
+            if !enabled {
+                link.notifySockets.removeValue(forKey: characteristic)?.close()
+                link.notifying.remove(characteristic)
+                links[id] = link
+            }
+            emit(.notificationStateUpdated(id, characteristic, isNotifying: enabled, nil))
+            finish()
         case .write(let data, let type):
             let options: [String: DBusValue] = ["type": .string(type == .withResponse ? "request" : "command")]
             call(objectPath, BlueZ.characteristicInterface, "WriteValue", [.bytes(data), .properties(options)]) { [self] result in
@@ -1040,10 +1142,143 @@ final class BlueZCentral: @unchecked Sendable {
         }
     }
 
+    // MARK: Acquired sockets
+
+    /// Whether to ask bluetoothd for a socket: allowed by the configuration, the bus passes
+    /// descriptors (never over TCP), the characteristic offers one (bluetoothd shows
+    /// `NotifyAcquired`/`WriteAcquired` only for `notify`/`write-without-response`), it was
+    /// not refused on this link, and for writes, it takes no write with response.
+    private func canAcquire(_ property: String, _ objectPath: DBusObjectPath, refused: Bool) -> Bool {
+        guard configuration.acquireSockets, connection.supportsUnixFDs, !refused,
+              let properties = mirror.properties(objectPath, BlueZ.characteristicInterface), properties[property] != nil else { return false }
+        guard property == "WriteAcquired" else { return true }
+        // While a write socket is held bluetoothd refuses every `WriteValue` to the
+        // characteristic ("Write acquired"), requests included: only a characteristic that
+        // takes nothing but commands gets one.
+        let flags = Set(properties["Flags"]?.stringArray ?? [])
+        return flags.isDisjoint(with: ["write", "reliable-write", "authenticated-signed-writes"])
+    }
+
+    /// Calls `AcquireWrite`/`AcquireNotify`; `store` records the socket (nil: refused) in the
+    /// link, then `then` runs. An answer for an ended link closes the socket.
+    private func acquire(_ member: String, _ objectPath: DBusObjectPath, on characteristic: CharacteristicPath, of id: PeripheralID,
+                         generation: Int, store: @escaping @Sendable (inout Link, BlueZAcquiredSocket?, DBusError?) -> Void,
+                         then: @escaping @Sendable () -> Void) {
+        // bluetoothd 5.66 never answers an AcquireNotify whose CCCD write fails (an
+        // `encrypt-authenticated-notify` characteristic on a link without that security): bounded.
+        call(objectPath, BlueZ.characteristicInterface, member, [.properties([:])],
+             timeout: min(configuration.callTimeout, .seconds(10))) { [self] result in
+            var socket: BlueZAcquiredSocket?
+            var refusal: DBusError?
+            switch result {
+            case .success(let reply):
+                if case .unixFD(let index)? = reply.body.first, Int(index) < reply.unixFDs.count {
+                    let mtu = reply.body.count > 1 ? Int(reply.body[1].integer ?? 23) : 23
+                    socket = BlueZAcquiredSocket(fd: reply.unixFDs[Int(index)], mtu: mtu, queue: connection.queue)
+                    for (offset, fd) in reply.unixFDs.enumerated() where offset != Int(index) { _ = close(fd) }
+                } else {
+                    for fd in reply.unixFDs { _ = close(fd) }
+                    logger.warning("\(member) on \(characteristic) answered without a descriptor: \(reply.body)")
+                }
+            case .failure(let error):
+                refusal = error
+                logger.info("\(member) on \(characteristic) refused (\(error.name): \(error.message))")
+            }
+            guard var link = links[id], link.generation == generation else {
+                socket?.close()
+                return
+            }
+            if let socket { logger.debug("\(member) on \(characteristic): socket, MTU \(socket.mtu)") }
+            store(&link, socket, refusal)
+            links[id] = link
+            then()
+        }
+    }
+
+    /// Puts `operation` back at the head of its queue and runs the queue again.
+    private func retry(_ operation: Operation, on characteristic: CharacteristicPath, of id: PeripheralID, generation: Int) {
+        guard var link = links[id], link.generation == generation else { return }
+        link.operations[characteristic, default: []].insert(operation, at: 0)
+        link.busy.remove(characteristic)
+        links[id] = link
+        runNext(on: characteristic, of: id)
+    }
+
+    /// A write without response as one packet on the acquired socket. A full socket is
+    /// bluetoothd's back-pressure: the write waits in front until the socket drains, and
+    /// ``canSendWriteWithoutResponse(on:)`` says no meanwhile.
+    private func sendAcquired(_ data: Data, on characteristic: CharacteristicPath, of id: PeripheralID, generation: Int,
+                              finish: @escaping @Sendable () -> Void) {
+        guard var link = links[id], let socket = link.writeSockets[characteristic] else { return }
+        let done: @Sendable () -> Void = { [self] in
+            guard var link = links[id], link.generation == generation else { return }
+            link.commandWritesInFlight -= 1
+            let ready = link.commandWritesInFlight == 0 && link.wantsReadyToWrite
+            if ready { link.wantsReadyToWrite = false }
+            links[id] = link
+            if ready { emit(.readyToWriteWithoutResponse(id)) }
+            finish()
+        }
+        // bluetoothd reads a packet into 512 bytes, and stops reading a socket that gives it
+        // an empty one: neither may be sent.
+        guard !data.isEmpty, data.count <= min(512, socket.mtu - 3) else {
+            logger.warning("write without response to \(characteristic) dropped: \(data.count) bytes (a write socket takes 1…\(min(512, socket.mtu - 3)))")
+            return done()
+        }
+        switch socket.send(data) {
+        case .sent:
+            done()
+        case .wouldBlock:
+            link.operations[characteristic, default: []].insert(.write(data, .withoutResponse), at: 0)
+            links[id] = link
+            socket.whenWritable { [self] in
+                guard var link = links[id], link.generation == generation else { return }
+                link.busy.remove(characteristic)
+                links[id] = link
+                runNext(on: characteristic, of: id)
+            }
+        case .closed(let reason):
+            // The link is going down (its Connected=false follows), or bluetoothd restarted:
+            // write over D-Bus, which reports the state of things.
+            logger.info("write socket of \(characteristic) closed (\(reason)): writing over D-Bus")
+            socket.close()
+            link.writeSockets[characteristic] = nil
+            link.writeAcquireRefused.insert(characteristic)
+            links[id] = link
+            retry(.write(data, .withoutResponse), on: characteristic, of: id, generation: generation)
+        }
+    }
+
+    /// bluetoothd closed a notification socket we did not close. When the link went down, its
+    /// `Connected=false` follows (the socket closes first) and ends everything; when it is still
+    /// up, the subscription is gone and the client must hear it.
+    private func notifySocketClosed(_ socket: BlueZAcquiredSocket, _ characteristic: CharacteristicPath, of id: PeripheralID,
+                                    generation: Int, reason: String) {
+        guard var link = links[id], link.generation == generation, link.notifySockets[characteristic] === socket,
+              let owner = bluezOwner else { return }
+        link.notifySockets[characteristic] = nil
+        // No session is left to stop, whatever comes next.
+        link.notifying.remove(characteristic)
+        links[id] = link
+        logger.debug("notification socket of \(characteristic) closed: \(reason)")
+        // To bluetoothd's unique name: asking org.bluez could start a bluetoothd that was stopped.
+        connection.call(.methodCall(destination: owner, path: link.path, interface: BlueZ.propertiesInterface, member: "Get",
+                                    body: [.string(BlueZ.deviceInterface), .string("Connected")]), timeout: configuration.callTimeout) { [self] result in
+            guard let link = links[id], link.generation == generation, link.reportedConnected,
+                  link.notifySockets[characteristic] == nil else { return }
+            if case .success(let reply) = result, reply.body.first?.bool == false { return }
+            logger.warning("bluetoothd ended the subscription to \(characteristic) while connected: \(reason)")
+            emit(.notificationStateUpdated(id, characteristic, isNotifying: false, .other("bluetoothd ended the subscription: \(reason)")))
+        }
+    }
+
     private func valueChanged(_ objectPath: DBusObjectPath, _ value: Data) {
         guard let deviceID = links.first(where: { $0.value.byObjectPath[objectPath] != nil })?.key,
               var link = links[deviceID], let characteristic = link.byObjectPath[objectPath],
               link.reportedConnected else { return }
+        // With a notification socket a `Value` signal is only ever a read's echo (ours or
+        // another program's): notifications come on the socket.
+        guard link.notifySockets[characteristic] == nil else { return }
         if link.heldValues[characteristic] != nil {
             link.heldValues[characteristic]?.append(value)
             // Bounded: past this many, the oldest cannot be the read's echo (it comes last).
@@ -1058,6 +1293,50 @@ final class BlueZCentral: @unchecked Sendable {
         // Values of characteristics we don't subscribe to are other clients' business.
         guard link.notifying.contains(characteristic) else { return }
         emit(.valueUpdated(deviceID, characteristic, value, nil))
+    }
+
+    /// A notification from an acquired socket: reported at once (a read's echo never comes
+    /// this way, so nothing is held back).
+    private func socketValue(_ characteristic: CharacteristicPath, of id: PeripheralID, _ value: Data) {
+        guard let link = links[id], link.reportedConnected, link.notifying.contains(characteristic) else { return }
+        emit(.valueUpdated(id, characteristic, value, nil))
+    }
+
+    /// Reports what waits in `characteristic`'s notification socket: before a read's answer or
+    /// the link's end, what came first is reported first.
+    private func drainNotifications(_ characteristic: CharacteristicPath, of id: PeripheralID) {
+        guard let socket = links[id]?.notifySockets[characteristic] else { return }
+        for value in socket.drain() { socketValue(characteristic, of: id, value) }
+    }
+
+    // MARK: Pairing
+
+    /// Bluetoothd's `Device1.Pair` for a connected link; `AlreadyExists` (paired before) is
+    /// success. The bonding agent is the caller's, so this driver's agent answers.
+    func pair(_ id: PeripheralID, completion: @escaping @Sendable (Result<Void, DriverError>) -> Void) {
+        guard let link = links[id], link.reportedConnected else { return completion(.failure(.peripheralDisconnected)) }
+        let path = link.path
+        // bluetoothd's own bound on a pairing is its agent timeout; ours is a little longer.
+        call(path, BlueZ.deviceInterface, "Pair", timeout: max(configuration.callTimeout, .seconds(90))) { [logger] result in
+            switch result {
+            case .success:
+                logger.info("paired with \(path)")
+                completion(.success(()))
+            case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
+                completion(.success(()))
+            case .failure(let error):
+                logger.warning("pairing with \(path) failed: \(error.name): \(error.message)")
+                if error.name == DBusError.noReply || error.name == "org.bluez.Error.AuthenticationTimeout" {
+                    completion(.failure(.connectionTimeout))
+                } else if error.name == "org.bluez.Error.NotConnected" {
+                    completion(.failure(.peripheralDisconnected))
+                } else if error.name == "org.bluez.Error.InProgress" {
+                    completion(.failure(.other("a pairing with this device is already under way")))
+                } else {
+                    completion(.failure(.encryptionFailed))
+                }
+            }
+        }
     }
 
     // MARK: Link queries
@@ -1114,6 +1393,7 @@ final class BlueZCentral: @unchecked Sendable {
         let connection = self.connection
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             perform { central in
+                central.shutDown = true
                 central.scanRequested = false
                 let remaining = LockedBox(0)
                 let finishOne: @Sendable () -> Void = {
@@ -1131,6 +1411,7 @@ final class BlueZCentral: @unchecked Sendable {
                     calls.append(("/org/bluez", BlueZ.agentManagerInterface, "UnregisterAgent", [.objectPath(Self.agentPath)]))
                 }
                 central.discoveryActive = false
+                for id in Array(central.links.keys) { central.links[id]?.closeSockets() }
                 central.links.removeAll()
                 remaining.value = calls.count
                 if calls.isEmpty { continuation.resume() }

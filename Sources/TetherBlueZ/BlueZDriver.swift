@@ -35,14 +35,22 @@ public struct BlueZDriverConfiguration: Sendable {
     /// refuses 511 and 512 (its server counts the handle into the value: fixed in 5.69), so
     /// for such peripherals (a Linux box running `tether emulate`, say) use 510.
     public var maximumValueLength: Int
+    /// Whether to take notifications and writes without response through sockets from
+    /// bluetoothd (`AcquireNotify`, `AcquireWrite`) when the bus can pass descriptors (a Unix
+    /// socket, not TCP) and the characteristic offers them: no D-Bus message per value, and a
+    /// full socket is bluetoothd's back-pressure on writes without response. Refusals (another
+    /// client already subscribed, indications) fall back to `StartNotify`/`WriteValue`.
+    public var acquireSockets: Bool
 
     /// Creates a configuration.
     public init(
         adapter: String? = nil, busAddress: String? = nil, agent: BlueZPairingAgent? = BlueZPairingAgent(),
         connectRetryDelay: Duration = .milliseconds(500), reconnectSettleTime: Duration = .milliseconds(500),
         callTimeout: Duration = .seconds(30),
-        environment: [String: String] = ProcessInfo.processInfo.environment, maximumValueLength: Int = 512
+        environment: [String: String] = ProcessInfo.processInfo.environment, maximumValueLength: Int = 512,
+        acquireSockets: Bool = true
     ) {
+        self.acquireSockets = acquireSockets
         self.reconnectSettleTime = max(.zero, reconnectSettleTime)
         self.maximumValueLength = min(512, max(1, maximumValueLength))
         self.adapter = adapter
@@ -233,6 +241,28 @@ public final class BlueZDriver: BLEDriver, @unchecked Sendable {
     public func canSendWriteWithoutResponse(on peripheral: PeripheralID) async -> Bool {
         guard let central = await engine.value else { return false }
         return await central.onQueue { central.canSendWriteWithoutResponse(on: peripheral) }
+    }
+
+    /// Pairs (and bonds) with a connected peripheral now, through this driver's agent
+    /// (``BlueZDriverConfiguration/agent``): its PIN or passkey source answers if the device
+    /// asks for a passkey. Returns once bluetoothd reports the pairing done (at once if the
+    /// device is already paired).
+    ///
+    /// Without it BlueZ pairs by itself when the peripheral refuses an operation for lack of
+    /// encryption, as CoreBluetooth does, but then bluetoothd asks the *default* agent, which
+    /// may belong to another program (a desktop's, or a peripheral hosted in the same
+    /// bluetoothd); pairing explicitly makes this driver's agent the one asked.
+    /// - Throws: ``DriverError/peripheralDisconnected`` when not connected,
+    ///   ``DriverError/encryptionFailed`` when the pairing failed or was refused (the message of
+    ///   bluetoothd is logged), ``DriverError/connectionTimeout`` when nobody answered in time,
+    ///   ``DriverError/other(_:)`` when a pairing is already under way,
+    ///   ``DriverError/bluetoothUnavailable(_:)`` when the driver has no bus.
+    public func pair(_ peripheral: PeripheralID) async throws(DriverError) {
+        guard let central = await engine.value else { throw .bluetoothUnavailable(initialFailure.value?.state ?? .unsupported) }
+        let result: Result<Void, DriverError> = await withCheckedContinuation { continuation in
+            central.perform { $0.pair(peripheral) { continuation.resume(returning: $0) } }
+        }
+        try result.get()
     }
 }
 

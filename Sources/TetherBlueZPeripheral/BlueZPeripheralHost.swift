@@ -22,18 +22,58 @@ public struct BlueZPeripheralHostConfiguration: Sendable {
     public var readvertiseInterval: Duration?
     /// Bound on each call to bluetoothd.
     public var callTimeout: Duration
+    /// What a central must do before it may use the characteristics.
+    public var security: BlueZPeripheralSecurity
 
     /// Creates a configuration.
     public init(
         adapter: String? = nil, busAddress: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        readvertiseInterval: Duration? = nil, callTimeout: Duration = .seconds(10)
+        readvertiseInterval: Duration? = nil, callTimeout: Duration = .seconds(10),
+        security: BlueZPeripheralSecurity = .open
     ) {
+        self.security = security
         self.adapter = adapter
         self.busAddress = busAddress
         self.environment = environment
         self.readvertiseInterval = readvertiseInterval
         self.callTimeout = callTimeout
+    }
+}
+
+/// What a hosted peripheral asks of a central before it may read, write or subscribe.
+///
+/// Other than ``open``, the characteristics carry BlueZ's `encrypt-*` flags: a central on an
+/// unencrypted link is refused with ATT "insufficient encryption"/"authentication", and its
+/// stack pairs. The host registers a pairing agent for it and makes it bluetoothd's default
+/// (a peripheral's pairing requests go to the default agent), answering only for centrals on
+/// its own adapter.
+public enum BlueZPeripheralSecurity: Sendable, Hashable {
+    /// Anyone may use the characteristics.
+    case open
+    /// An encrypted link: Just Works pairing suffices (the host's agent, `NoInputNoOutput`,
+    /// accepts).
+    case encrypted
+    /// An authenticated link (protected against a man in the middle): the central types the
+    /// six digits the host shows (``BlueZPeripheralActivity/passkey(central:passkey:)``).
+    case authenticated
+
+    /// The characteristic `Flags` that demand this security, for the ATT properties given.
+    public func flags(for properties: CharacteristicProperties) -> [String] {
+        let prefix: String
+        switch self {
+        case .open: return []
+        case .encrypted: prefix = "encrypt-"
+        case .authenticated: prefix = "encrypt-authenticated-"
+        }
+        var flags: [String] = []
+        if properties.contains(.read) { flags.append(prefix + "read") }
+        // bluetoothd 5.66 turns `encrypt-write` into the write property too: a characteristic
+        // that takes only writes without response cannot be protected without changing it.
+        if properties.contains(.write) { flags.append(prefix + "write") }
+        if properties.contains(.notify) { flags.append(prefix + "notify") }
+        if properties.contains(.indicate) { flags.append(prefix + "indicate") }
+        return flags
     }
 }
 
@@ -51,6 +91,8 @@ public enum BlueZPeripheralActivity: Sendable, Hashable, CustomStringConvertible
     case write(CharacteristicPath, Data, WriteType)
     /// A central read a characteristic.
     case read(CharacteristicPath)
+    /// A central is pairing and must type this passkey (``BlueZPeripheralSecurity/authenticated``).
+    case passkey(central: String, passkey: String)
     /// The emulator sent a notification.
     case notification(CharacteristicPath, Data)
     /// Something went wrong that does not stop the host (a re-advertisement refused, bluetoothd
@@ -69,6 +111,7 @@ public enum BlueZPeripheralActivity: Sendable, Hashable, CustomStringConvertible
         case .write(let path, let data, let type):
             "\(type == .withResponse ? "write" : "write command") \(data.count) byte(s) to \(path.characteristic): \(Self.hex(data))"
         case .read(let path): "read \(path.characteristic)"
+        case .passkey(let central, let passkey): "central \(central) is pairing: passkey \(passkey)"
         case .notification(let path, let data): "notify \(data.count) byte(s) on \(path.characteristic)"
         case .problem(let text): "problem: \(text)"
         case .stopped(let text): "stopped: \(text)"
@@ -113,6 +156,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private var connection: DBusConnection?
     private var tree: DBusObjectTree?
     private var advertisementTree: DBusObjectTree?
+    /// The pairing agent's object, when the security asks for one.
+    private var agentTree: DBusObjectTree?
+    private let agentPath: DBusObjectPath
     /// Successful re-registrations of the advertisement (on the queue).
     private var readvertisements = 0
     /// The application and the advertisement are registered with the current bluetoothd.
@@ -183,6 +229,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let n = Self.counter.next()
         appRoot = DBusObjectPath("/org/tether/peripheral\(n)")!
         advertisementPath = DBusObjectPath("/org/tether/advertisement\(n)")!
+        // Outside the application's tree, like the advertisement: bluetoothd reads that tree whole.
+        agentPath = DBusObjectPath("/org/tether/peripheralagent\(n)")!
         (activity, activityContinuation) = AsyncStream.makeStream(of: BlueZPeripheralActivity.self, bufferingPolicy: .bufferingNewest(1000))
         (commandStream, commands) = AsyncStream.makeStream(of: Command.self)
     }
@@ -296,6 +344,15 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             self.activityContinuation.finish()
         }
         startPipes()
+        // Before anything is published: a central may pair as soon as it finds the peripheral.
+        if configuration.security != .open {
+            do {
+                try await registerAgent(on: connection, adapter: adapter)
+            } catch {
+                await stop()
+                throw BlueZPeripheralHostError("bluetoothd refused the pairing agent: \(error.message)")
+            }
+        }
 
         do {
             _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
@@ -324,6 +381,52 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         logger.info("published \(peripheral.name ?? "peripheral") on \(adapter.lastElement)")
     }
 
+    private func makeAgent() -> BlueZPairingAgent {
+        let activity = activityContinuation
+        return configuration.security == .authenticated
+            ? .displayOnly { central, passkey in activity.yield(.passkey(central: central, passkey: passkey)) }
+            : .justWorksPeripheral()
+    }
+
+    private var agentCapability: String { makeAgent().capability }
+
+    /// After bluetoothd restarted: the agent again, as the default (on the queue).
+    private func registerAgentAgain(on connection: DBusConnection) {
+        guard agentTree != nil else { return }
+        let agentPath = self.agentPath, activity = activityContinuation
+        connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
+                                    member: "RegisterAgent", body: [.objectPath(agentPath), .string(agentCapability)])) { result in
+            if case .failure(let error) = result {
+                activity.yield(.problem("bluetoothd is back but refused the pairing agent: \(error.message)"))
+                return
+            }
+            connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
+                                        member: "RequestDefaultAgent", body: [.objectPath(agentPath)])) { result in
+                if case .failure(let error) = result {
+                    activity.yield(.problem("the pairing agent is not bluetoothd's default: \(error.message)"))
+                }
+            }
+        }
+    }
+
+    /// Registers the pairing agent and makes it bluetoothd's default: requests of a central
+    /// pairing with this peripheral go to the default agent. It answers for devices on this
+    /// host's adapter only; with ``BlueZPeripheralSecurity/authenticated`` it shows the passkey.
+    private func registerAgent(on connection: DBusConnection, adapter: DBusObjectPath) async throws(DBusError) {
+        let path = agentPath
+        let agent = makeAgent()
+        let tree = DBusObjectTree(connection: connection, root: path)
+        tree.add(path, interfaces: [agent.interface(logger: logger) { $0.isDescendant(of: adapter) }])
+        tree.export()
+        await onQueue { [self] in agentTree = tree }
+        _ = try await connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
+                                                  member: "RegisterAgent", body: [.objectPath(path), .string(agent.capability)]),
+                                      timeout: configuration.callTimeout)
+        _ = try await connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
+                                                  member: "RequestDefaultAgent", body: [.objectPath(path)]),
+                                      timeout: configuration.callTimeout)
+    }
+
     /// Unregisters the advertisement and the application, ends the virtual link and closes
     /// the bus connection. Idempotent.
     public func stop() async {
@@ -340,6 +443,10 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                                                        member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)]), timeout: .seconds(5))
             _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
                                                        member: "UnregisterApplication", body: [.objectPath(appRoot)]), timeout: .seconds(5))
+        }
+        if await onQueue({ [self] in agentTree != nil }) {
+            _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
+                                                       member: "UnregisterAgent", body: [.objectPath(agentPath)]), timeout: .seconds(5))
         }
         commands.yield(.disconnect)
         commands.finish()
@@ -391,7 +498,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 var properties: [String: DBusValue] = [
                     "UUID": .string(characteristic.uuid.longString),
                     "Service": .objectPath(servicePath),
-                    "Flags": .strings(BlueZMapping.flags(for: characteristic.properties)),
+                    "Flags": .strings(BlueZMapping.flags(for: characteristic.properties) + configuration.security.flags(for: characteristic.properties)),
                 ]
                 if !characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
                     properties["Notifying"] = .boolean(false)
@@ -479,6 +586,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                                            body: [.string(BlueZ.adapterInterface), .string("Powered"), .variant(.boolean(true))])
         connection.call(power) { [weak self] result in
             if case .failure(let error) = result { return retry("cannot power \(adapterPath.lastElement) (\(error.message))") }
+            self?.registerAgentAgain(on: connection)
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.gattManagerInterface,
                                         member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { [weak self] result in
                 if case .failure(let error) = result { return retry("refused the GATT application (\(error.message))") }

@@ -38,6 +38,9 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Register the advertisement again about every SECONDS, and withdraw it while a central is connected (for controllers that report an advertisement only when it starts, such as btvirt).", valueName: "seconds"))
     var readvertise: Double?
 
+    @Option(help: ArgumentHelp("What a central must do first: open (nothing), encrypted (pair, Just Works) or authenticated (pair typing the passkey this command prints).", valueName: "level"))
+    var security: EmulatedSecurity = .open
+
     @Flag(help: "Also stop when standard input reaches end of file (for scripts and tests).")
     var untilStdinCloses = false
 
@@ -83,7 +86,8 @@ struct EmulateCommand: AsyncParsableCommand {
         let setup = await EmulatedSetup.make(device, log: { printer.line($0) })
         let configuration = BlueZPeripheralHostConfiguration(
             adapter: DriverSelection.current.adapter,
-            readvertiseInterval: readvertise.map { .milliseconds(Int64(($0 * 1000).rounded())) })
+            readvertiseInterval: readvertise.map { .milliseconds(Int64(($0 * 1000).rounded())) },
+            security: security.level)
         let host = BlueZPeripheralHost(radio: setup.radio, peripheral: setup.peripheral, configuration: configuration,
                                        logger: BlueZSupport.logger("tether.bluez.peripheral"))
         let failure = LockedValue<String?>(nil)
@@ -188,4 +192,19 @@ final class LockedValue<Value: Sendable>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
     func get() -> Value { lock.withLock { value } }
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
+}
+
+/// `--security` of `tether emulate`.
+enum EmulatedSecurity: String, ExpressibleByArgument, CaseIterable {
+    case open, encrypted, authenticated
+
+    #if os(Linux)
+    var level: BlueZPeripheralSecurity {
+        switch self {
+        case .open: .open
+        case .encrypted: .encrypted
+        case .authenticated: .authenticated
+        }
+    }
+    #endif
 }

@@ -26,12 +26,15 @@ public final class EchoPeripheral: PeripheralBehavior {
         self.echoes = echoes
     }
 
-    /// A virtual peripheral running this behaviour.
+    /// A virtual peripheral running this behaviour. `inputProperties` are the input's write
+    /// properties (``CharacteristicProperties/writeWithoutResponse`` alone makes a
+    /// characteristic that takes only commands).
     public nonisolated static func makePeripheral(
         id: PeripheralID = PeripheralID(UUID()),
         distance: Double = 1.5,
         linkParameters: LinkParameters = LinkParameters(),
-        behavior: EchoPeripheral = EchoPeripheral()
+        behavior: EchoPeripheral = EchoPeripheral(),
+        inputProperties: CharacteristicProperties = [.write, .writeWithoutResponse]
     ) -> VirtualPeripheral {
         VirtualPeripheral(
             id: id,
@@ -39,7 +42,7 @@ public final class EchoPeripheral: PeripheralBehavior {
             advertisement: AdvertisementData(localName: name, serviceUUIDs: [service], txPowerLevel: 0),
             services: [
                 ServiceDefinition(uuid: service, characteristics: [
-                    CharacteristicDefinition(uuid: input.characteristic, properties: [.write, .writeWithoutResponse]),
+                    CharacteristicDefinition(uuid: input.characteristic, properties: inputProperties),
                     CharacteristicDefinition(uuid: output.characteristic, properties: [.notify]),
                     CharacteristicDefinition(uuid: info.characteristic, properties: [.read], value: Data("Tether Echo 1.0".utf8)),
                 ]),

@@ -1,6 +1,7 @@
 #if os(Linux)
 import Foundation
 import Logging
+import Synchronization
 import TetherBlueZ
 import TetherBlueZPeripheral
 import TetherCore
@@ -28,16 +29,15 @@ struct ProbeFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A value shared between tasks under a lock.
-final class Shared<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
+/// A value shared between tasks, under the standard library's mutex.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
     var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { mutex.withLock { $0 } }
+        set { mutex.withLock { $0 = newValue } }
     }
-    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+    func update(_ body: (inout Value) -> Void) { mutex.withLock { body(&$0) } }
 }
 
 /// What a stream delivered and nobody took yet, and bounded waits for what comes next: each

@@ -97,12 +97,14 @@ final class BlueZAcquiredSocket: @unchecked Sendable {
         return .closed(String(cString: strerror(error)))
     }
 
-    /// The packets waiting now (at most ``packetsPerWakeUp``), without blocking: read before a
-    /// read's answer or the link's loss is reported, so nothing that came first is lost or
-    /// reported after it.
-    func drain() -> [Data] {
+    /// The packets waiting now, without blocking: at most ``packetsPerWakeUp`` (the reader
+    /// takes the rest), or all of them when `completely` (before the socket is closed; its
+    /// buffer holds far fewer than the 65,536 taken at most). Read before a reply's event or the link's loss is reported, so nothing that
+    /// came first is lost or reported after it.
+    func drain(completely: Bool = false) -> [Data] {
         var values: [Data] = []
-        while !closed, values.count < Self.packetsPerWakeUp, case .packet(let value) = receive() { values.append(value) }
+        let limit = completely ? 65_536 : Self.packetsPerWakeUp
+        while !closed, values.count < limit, case .packet(let value) = receive() { values.append(value) }
         return values
     }
 

@@ -9,9 +9,11 @@ import TetherDBus
 /// Without a PIN or a passkey source it declares `NoInputNoOutput` and accepts Just Works
 /// (without an agent, LE Secure Connections pairing fails with "No agent available"). With a
 /// PIN — MeshCore radios show a 6-digit passkey to be typed on the phone — or a passkey source
-/// (the app asks its user to read the passkey off the device) it declares `KeyboardDisplay`
-/// and answers `RequestPasskey`/`RequestPinCode` with it. A peripheral declares `DisplayOnly`
-/// (``displayOnly(_:)``): the kernel picks the passkey and the agent shows it.
+/// (the app asks its user to read the passkey off the device) it declares `KeyboardOnly` and
+/// answers `RequestPasskey`/`RequestPinCode` with it: it only ever types (with a display too,
+/// the kernel would pick numeric comparison against a device with a screen, which nobody here
+/// compares). A peripheral declares `DisplayOnly` (``displayOnly(_:)``): the kernel picks the
+/// passkey and the agent shows it.
 public struct BlueZPairingAgent: Sendable {
     /// The PIN or passkey to give when asked; nil accepts Just Works only (unless ``passkey``).
     public var pin: String?
@@ -20,7 +22,7 @@ public struct BlueZPairingAgent: Sendable {
     /// 30 s pairing timeout.
     public var passkey: (@Sendable (_ device: String) async -> UInt32?)?
     /// Told a passkey to show the user (the device's address, the six digits), when the other
-    /// side types it in.
+    /// side types it in: a ``displayOnly(_:)`` agent's.
     public var display: (@Sendable (_ device: String, _ passkey: String) -> Void)?
     private var declaredCapability: String?
     /// A peripheral's agent: refuses service authorisations (BR/EDR profiles are none of its
@@ -30,12 +32,9 @@ public struct BlueZPairingAgent: Sendable {
     /// Creates an agent that types `pin` when asked (nil: Just Works only).
     public init(pin: String? = nil) { self.pin = pin }
 
-    /// Creates an agent that asks `passkey` for the passkey a device shows, and tells `display`
-    /// one to show.
-    public init(passkey: @escaping @Sendable (_ device: String) async -> UInt32?,
-                display: (@Sendable (_ device: String, _ passkey: String) -> Void)? = nil) {
+    /// Creates an agent that asks `passkey` for the passkey a device shows.
+    public init(passkey: @escaping @Sendable (_ device: String) async -> UInt32?) {
         self.passkey = passkey
-        self.display = display
     }
 
     /// An agent that can only show a passkey (`DisplayOnly`): a peripheral's, when centrals
@@ -55,13 +54,9 @@ public struct BlueZPairingAgent: Sendable {
         return agent
     }
 
-    /// The IO capability registered with `AgentManager1.RegisterAgent`: a passkey source only
-    /// types (`KeyboardOnly`: with a display too, the kernel would pick numeric comparison,
-    /// which nobody here compares).
+    /// The IO capability registered with `AgentManager1.RegisterAgent`.
     public var capability: String {
-        if let declaredCapability { return declaredCapability }
-        if pin != nil { return "KeyboardDisplay" }
-        return passkey == nil ? "NoInputNoOutput" : "KeyboardOnly"
+        declaredCapability ?? (pin == nil && passkey == nil ? "NoInputNoOutput" : "KeyboardOnly")
     }
 
     /// The agent's interface for a ``DBusObjectTree``. `accepts` says whether a device is one

@@ -54,8 +54,10 @@ final class BlueZCentral: @unchecked Sendable {
         var writeSockets: [CharacteristicPath: BlueZAcquiredSocket] = [:]
         /// bluetoothd refused to hand out a socket: D-Bus calls for the rest of this link.
         var notifyAcquireRefused: Set<CharacteristicPath> = []
-        /// "Notify acquired" was answered once (our own socket, closed a moment before).
-        var notifyAcquireRetried: Set<CharacteristicPath> = []
+        /// Waits for bluetoothd to release a notification socket before acquiring one.
+        var notifyAcquireWaits: [CharacteristicPath: Int] = [:]
+        /// Writes without response parked at the head of their queue until their socket drains.
+        var parkedWrites: Set<CharacteristicPath> = []
         var writeAcquireRefused: Set<CharacteristicPath> = []
 
         /// Closes every acquired socket (bluetoothd ends the subscriptions).
@@ -794,13 +796,14 @@ final class BlueZCentral: @unchecked Sendable {
 
     private func linkDown(_ id: PeripheralID, error: DriverError?) {
         // What came on the sockets before the link went down is reported before it.
-        for characteristic in (links[id]?.notifySockets.keys).map(Array.init) ?? [] { drainNotifications(characteristic, of: id) }
+        drainNotifications(of: id, completely: true)
         guard var link = links[id] else { return }
         let notifying = link.notifying.subtracting(link.notifySockets.keys)
         let paths = link.characteristics
         link.closeSockets()
         link.notifyAcquireRefused = []
-        link.notifyAcquireRetried = []
+        link.notifyAcquireWaits = [:]
+        link.parkedWrites = []
         link.writeAcquireRefused = []
         link.reportedConnected = false
         endAttempt(&link)
@@ -875,7 +878,10 @@ final class BlueZCentral: @unchecked Sendable {
             // A write waiting for this socket's space runs again on the new object (or fails).
             socket.close()
             link.writeSockets[key] = nil
-            if link.busy.remove(key) != nil { unblocked.append(key) }
+            if link.parkedWrites.remove(key) != nil {
+                link.busy.remove(key)
+                unblocked.append(key)
+            }
         }
         link.characteristics = characteristics
         link.byObjectPath = reverse
@@ -1021,7 +1027,7 @@ final class BlueZCentral: @unchecked Sendable {
         case .read:
             call(objectPath, BlueZ.characteristicInterface, "ReadValue", [.properties([:])]) { [self] result in
                 guard links[id]?.generation == generation else { return }
-                drainNotifications(characteristic, of: id)
+                drainNotifications(of: id)
                 guard var link = links[id], link.generation == generation else { return }
                 let held = link.heldValues.removeValue(forKey: characteristic) ?? []
                 links[id] = link
@@ -1051,30 +1057,31 @@ final class BlueZCentral: @unchecked Sendable {
                 retry(operation, on: characteristic, of: id, generation: generation)
             }
         case .notify(true) where link.notifySockets[characteristic] == nil
+            && canAcquire("NotifyAcquired", objectPath, refused: link.notifyAcquireRefused.contains(characteristic))
+            && mirror.properties(objectPath, BlueZ.characteristicInterface)?["NotifyAcquired"]?.bool == true:
+            // bluetoothd still holds a socket: ours, closed a moment ago (it releases it when it
+            // notices, and says so with NotifyAcquired=false), or another program's. Wait up to
+            // 2 s, then let StartNotify say what is wrong.
+            let waits = link.notifyAcquireWaits[characteristic, default: 0]
+            if waits >= 20 { link.notifyAcquireRefused.insert(characteristic) }
+            link.notifyAcquireWaits[characteristic] = waits + 1
+            links[id] = link
+            connection.queue.asyncAfter(deadline: .now() + .milliseconds(waits >= 20 ? 0 : 100)) { [self] in
+                retry(operation, on: characteristic, of: id, generation: generation)
+            }
+        case .notify(true) where link.notifySockets[characteristic] == nil
             && canAcquire("NotifyAcquired", objectPath, refused: link.notifyAcquireRefused.contains(characteristic)):
-            let busy = LockedBox(false)
-            acquire("AcquireNotify", objectPath, on: characteristic, of: id, generation: generation) { link, socket, refusal in
+            acquire("AcquireNotify", objectPath, on: characteristic, of: id, generation: generation) { link, socket, _ in
+                link.notifyAcquireWaits[characteristic] = nil
                 if let socket {
                     link.notifySockets[characteristic] = socket
                     link.notifying.insert(characteristic)
-                    link.notifyAcquireRetried.remove(characteristic)
-                } else if refusal?.message.contains("acquired") == true, !link.notifyAcquireRetried.contains(characteristic) {
-                    // Most likely our own socket, closed a moment ago and not yet noticed by
-                    // bluetoothd: once more, shortly.
-                    link.notifyAcquireRetried.insert(characteristic)
-                    busy.value = true
                 } else {
                     link.notifyAcquireRefused.insert(characteristic)
                 }
             } then: { [self] in
                 guard let link = links[id], link.generation == generation else { return }
                 guard let socket = link.notifySockets[characteristic] else {
-                    if busy.value {
-                        connection.queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [self] in
-                            retry(operation, on: characteristic, of: id, generation: generation)
-                        }
-                        return
-                    }
                     // Refused (another client subscribed, indications only …): StartNotify.
                     return retry(operation, on: characteristic, of: id, generation: generation)
                 }
@@ -1098,6 +1105,8 @@ final class BlueZCentral: @unchecked Sendable {
         case .write(let data, let type):
             let options: [String: DBusValue] = ["type": .string(type == .withResponse ? "request" : "command")]
             call(objectPath, BlueZ.characteristicInterface, "WriteValue", [.bytes(data), .properties(options)]) { [self] result in
+                guard links[id]?.generation == generation else { return }
+                drainNotifications(of: id)
                 guard var link = links[id], link.generation == generation else { return }
                 switch type {
                 case .withResponse:
@@ -1149,7 +1158,8 @@ final class BlueZCentral: @unchecked Sendable {
     /// `NotifyAcquired`/`WriteAcquired` only for `notify`/`write-without-response`), it was
     /// not refused on this link, and for writes, it takes no write with response.
     private func canAcquire(_ property: String, _ objectPath: DBusObjectPath, refused: Bool) -> Bool {
-        guard configuration.acquireSockets, connection.supportsUnixFDs, !refused,
+        guard property == "WriteAcquired" ? configuration.acquireWriteSockets : configuration.acquireNotifySockets,
+              connection.supportsUnixFDs, !refused,
               let properties = mirror.properties(objectPath, BlueZ.characteristicInterface), properties[property] != nil else { return false }
         guard property == "WriteAcquired" else { return true }
         // While a write socket is held bluetoothd refuses every `WriteValue` to the
@@ -1164,10 +1174,9 @@ final class BlueZCentral: @unchecked Sendable {
     private func acquire(_ member: String, _ objectPath: DBusObjectPath, on characteristic: CharacteristicPath, of id: PeripheralID,
                          generation: Int, store: @escaping @Sendable (inout Link, BlueZAcquiredSocket?, DBusError?) -> Void,
                          then: @escaping @Sendable () -> Void) {
-        // bluetoothd 5.66 never answers an AcquireNotify whose CCCD write fails (an
-        // `encrypt-authenticated-notify` characteristic on a link without that security): bounded.
-        call(objectPath, BlueZ.characteristicInterface, member, [.properties([:])],
-             timeout: min(configuration.callTimeout, .seconds(10))) { [self] result in
+        // A subscription may wait for a pairing (bluetoothd raises the link's security by
+        // itself): the whole call timeout.
+        call(objectPath, BlueZ.characteristicInterface, member, [.properties([:])]) { [self] result in
             var socket: BlueZAcquiredSocket?
             var refusal: DBusError?
             switch result {
@@ -1209,7 +1218,6 @@ final class BlueZCentral: @unchecked Sendable {
     /// ``canSendWriteWithoutResponse(on:)`` says no meanwhile.
     private func sendAcquired(_ data: Data, on characteristic: CharacteristicPath, of id: PeripheralID, generation: Int,
                               finish: @escaping @Sendable () -> Void) {
-        guard var link = links[id], let socket = link.writeSockets[characteristic] else { return }
         let done: @Sendable () -> Void = { [self] in
             guard var link = links[id], link.generation == generation else { return }
             link.commandWritesInFlight -= 1
@@ -1218,6 +1226,10 @@ final class BlueZCentral: @unchecked Sendable {
             links[id] = link
             if ready { emit(.readyToWriteWithoutResponse(id)) }
             finish()
+        }
+        guard var link = links[id], let socket = link.writeSockets[characteristic] else {
+            // runNext just saw the socket: cannot happen; never leave the queue stuck.
+            return done()
         }
         // bluetoothd reads a packet into 512 bytes, and stops reading a socket that gives it
         // an empty one: neither may be sent.
@@ -1230,9 +1242,10 @@ final class BlueZCentral: @unchecked Sendable {
             done()
         case .wouldBlock:
             link.operations[characteristic, default: []].insert(.write(data, .withoutResponse), at: 0)
+            link.parkedWrites.insert(characteristic)
             links[id] = link
             socket.whenWritable { [self] in
-                guard var link = links[id], link.generation == generation else { return }
+                guard var link = links[id], link.generation == generation, link.parkedWrites.remove(characteristic) != nil else { return }
                 link.busy.remove(characteristic)
                 links[id] = link
                 runNext(on: characteristic, of: id)
@@ -1302,11 +1315,16 @@ final class BlueZCentral: @unchecked Sendable {
         emit(.valueUpdated(id, characteristic, value, nil))
     }
 
-    /// Reports what waits in `characteristic`'s notification socket: before a read's answer or
-    /// the link's end, what came first is reported first.
-    private func drainNotifications(_ characteristic: CharacteristicPath, of id: PeripheralID) {
-        guard let socket = links[id]?.notifySockets[characteristic] else { return }
-        for value in socket.drain() { socketValue(characteristic, of: id, value) }
+    /// Reports what waits in the link's notification sockets: before a reply's event or the
+    /// link's end, what came first is reported first.
+    /// Each socket is its own source on the queue, so a notification can wait in one while
+    /// another source's reply is handled: every socket of the link is drained (in full when
+    /// the link ends).
+    private func drainNotifications(of id: PeripheralID, completely: Bool = false) {
+        guard let sockets = links[id]?.notifySockets, !sockets.isEmpty else { return }
+        for (characteristic, socket) in sockets.sorted(by: { $0.key.description < $1.key.description }) {
+            for value in socket.drain(completely: completely) { socketValue(characteristic, of: id, value) }
+        }
     }
 
     // MARK: Pairing

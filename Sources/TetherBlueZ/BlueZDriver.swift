@@ -35,12 +35,20 @@ public struct BlueZDriverConfiguration: Sendable {
     /// refuses 511 and 512 (its server counts the handle into the value: fixed in 5.69), so
     /// for such peripherals (a Linux box running `tether emulate`, say) use 510.
     public var maximumValueLength: Int
-    /// Whether to take notifications and writes without response through sockets from
-    /// bluetoothd (`AcquireNotify`, `AcquireWrite`) when the bus can pass descriptors (a Unix
-    /// socket, not TCP) and the characteristic offers them: no D-Bus message per value, and a
-    /// full socket is bluetoothd's back-pressure on writes without response. Refusals (another
-    /// client already subscribed, indications) fall back to `StartNotify`/`WriteValue`.
-    public var acquireSockets: Bool
+    /// Whether to send writes without response through a socket from bluetoothd
+    /// (`AcquireWrite`) when the bus can pass descriptors (a Unix socket, not TCP) and the
+    /// characteristic takes only writes without response (while the socket is held bluetoothd
+    /// refuses every `WriteValue` to it): no D-Bus message per value, and a full socket holds
+    /// the writes back until bluetoothd catches up.
+    public var acquireWriteSockets: Bool
+    /// Whether to take notifications through a socket from bluetoothd (`AcquireNotify`) on a
+    /// bus that passes descriptors: no D-Bus signal per value. Off by default: bluetoothd
+    /// before 5.84 never answers an `AcquireNotify` whose subscription fails on the air (the
+    /// link dropping meanwhile, a peripheral refusing it), and then refuses every later
+    /// subscription to that characteristic until the device is removed, and crashes on a later
+    /// `StopNotify` (BlueZ commit 476ae809a). Refusals (indications, another program's
+    /// subscription) fall back to `StartNotify`.
+    public var acquireNotifySockets: Bool
 
     /// Creates a configuration.
     public init(
@@ -48,9 +56,10 @@ public struct BlueZDriverConfiguration: Sendable {
         connectRetryDelay: Duration = .milliseconds(500), reconnectSettleTime: Duration = .milliseconds(500),
         callTimeout: Duration = .seconds(30),
         environment: [String: String] = ProcessInfo.processInfo.environment, maximumValueLength: Int = 512,
-        acquireSockets: Bool = true
+        acquireWriteSockets: Bool = true, acquireNotifySockets: Bool = false
     ) {
-        self.acquireSockets = acquireSockets
+        self.acquireWriteSockets = acquireWriteSockets
+        self.acquireNotifySockets = acquireNotifySockets
         self.reconnectSettleTime = max(.zero, reconnectSettleTime)
         self.maximumValueLength = min(512, max(1, maximumValueLength))
         self.adapter = adapter

@@ -396,7 +396,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let agentPath = self.agentPath, activity = activityContinuation
         connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
                                     member: "RegisterAgent", body: [.objectPath(agentPath), .string(agentCapability)])) { result in
-            if case .failure(let error) = result {
+            // AlreadyExists: an earlier attempt of this round registered it.
+            if case .failure(let error) = result, error.name != "org.bluez.Error.AlreadyExists" {
                 activity.yield(.problem("bluetoothd is back but refused the pairing agent: \(error.message)"))
                 return
             }

@@ -312,7 +312,8 @@ final class Probe: Sendable {
               let id = BlueZMapping.peripheralID(adapterIndex: centralIndex, address: peripheralAddress) else {
             throw ProbeFailure("no adapters \(centralAdapter) and \(peripheralAdapter)")
         }
-        let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: centralAdapter, agent: agent, maximumValueLength: 510),
+        let driver = BlueZDriver(configuration: BlueZDriverConfiguration(adapter: centralAdapter, agent: agent, maximumValueLength: 510,
+                                                                         acquireNotifySockets: true),
                                  logger: Logger(label: "tether.bluez"))
         driverBox.value = driver
         let events = Recorder(driver.events)

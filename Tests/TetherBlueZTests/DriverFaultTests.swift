@@ -107,7 +107,7 @@ struct DriverFaultTests {
             _ = try await caller.call(.methodCall(destination: connection.uniqueName, path: "/test/agent", interface: "org.bluez.Agent1",
                                                   member: "RequestConfirmation", body: [.objectPath("/org/bluez/hci0/dev_66_66_66_66_66_66"), .uint32(1)]))
         }
-        #expect(BlueZPairingAgent(pin: "123456").capability == "KeyboardDisplay")
+        #expect(BlueZPairingAgent(pin: "123456").capability == "KeyboardOnly")
         #expect(BlueZPairingAgent().capability == "NoInputNoOutput")
     }
 
@@ -133,7 +133,7 @@ struct DriverFaultTests {
 
     @Test func theDriverRegistersItsAgentWithBlueZ() async throws {
         let rig = try await BluezooRig.shared.value
-        for (agent, capability) in [(BlueZPairingAgent(), "NoInputNoOutput"), (BlueZPairingAgent(pin: "424242"), "KeyboardDisplay")] as [(BlueZPairingAgent?, String?)] + [(nil, nil)] {
+        for (agent, capability) in [(BlueZPairingAgent(), "NoInputNoOutput"), (BlueZPairingAgent(pin: "424242"), "KeyboardOnly")] as [(BlueZPairingAgent?, String?)] + [(nil, nil)] {
             let driver = BlueZDriver(configuration: BlueZDriverConfiguration(busAddress: rig.busAddress, agent: agent))
             let status = await driver.status()
             await driver.shutdown()

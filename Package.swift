@@ -277,6 +277,14 @@ let package = Package(
             // The bluezoo launcher is Python, run by the rig.
             exclude: ["Rig"]
         ),
+        // The CLI's own rules (option validation), through @testable import of the executable.
+        .testTarget(
+            name: "TetherCLITests",
+            dependencies: [
+                "tether",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "TetherSimulatorTests",
             dependencies: [

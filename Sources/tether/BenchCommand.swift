@@ -32,6 +32,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "With --link and --driver bluez: the longest value to write (1…512; 510 for bluetoothd 5.66–5.68, which refuses 511 and 512).")
     var maximumValueLength = 512
 
+    func validate() throws {
+        // Each bounded: a negative or zero count trapped or hung before.
+        guard (1...4096).contains(megabytes) else { throw ValidationError("--megabytes must be between 1 and 4096") }
+        guard (1...10_000_000).contains(notifications) else { throw ValidationError("--notifications must be between 1 and 10000000") }
+        guard (1...512).contains(maximumValueLength) else { throw ValidationError("--maximum-value-length must be between 1 and 512") }
+    }
+
     func run() async throws {
         let selection = DriverSelection.current
         if link {

@@ -103,6 +103,10 @@ extension KiroCommands {
         @Flag(help: "On the simulator, do not script a user pressing the wheel.")
         var noScript = false
 
+        func validate() throws {
+            guard seconds >= 0, seconds <= 86_400 else { throw ValidationError("--seconds must be between 0 and 86400") }
+        }
+
         func run() async throws {
             do {
                 let dayPack = try day.map { try JSONDecoder().decode(DayPack.self, from: Data(contentsOf: URL(fileURLWithPath: $0))) } ?? KiroSampleDay.dayPack()

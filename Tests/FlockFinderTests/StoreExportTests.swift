@@ -80,6 +80,25 @@ struct StoreExportTests {
         #expect(DetectionStore.csvField("a\r\nb") == "\"a\r\nb\"")
     }
 
+    /// An SSID is anyone's to choose: `=HYPERLINK(…)` must reach a spreadsheet as text.
+    @Test func csvCellsFromTheAirNeverStartAFormula() async throws {
+        let store = try DetectionStore.inMemory()
+        try await store.record(Detection(type: .other("=1+1"), rssi: -75, confidence: 0.9, mac: "@SUM(A1)", ssid: "=HYPERLINK(\"http://x\",\"y\")"),
+                               receivedAt: base)
+        try await store.record(Detection(type: .flockSafety, rssi: -60, confidence: 0.9, mac: nil, ssid: "+cmd|' /C calc'!A0"), receivedAt: base)
+        try await store.record(Detection(type: .flockSafety, rssi: -61, confidence: 0.9, mac: nil, ssid: "-2+3"), receivedAt: base)
+        let records = StoreFixtures.parseCSV(try await store.exportCSV())
+        #expect(records[1][1] == "'=1+1")
+        #expect(records[1][5] == "'@SUM(A1)")
+        #expect(records[1][6] == "'=HYPERLINK(\"http://x\",\"y\")")
+        #expect(records[2][6] == "'+cmd|' /C calc'!A0")
+        #expect(records[3][6] == "'-2+3")
+        // Numbers Tether writes keep their sign.
+        #expect(records[2][2] == "-60")
+        #expect(DetectionStore.csvText("plain") == "plain" && DetectionStore.csvText("") == "")
+        #expect(DetectionStore.csvText("\tx") == "'\tx")
+    }
+
     @Test func jsonExportRoundTrips() async throws {
         let (store, stored) = try await populatedStore()
         let data = try await store.exportJSON()

@@ -296,4 +296,27 @@ struct TransportStreamEndToEndTests {
         let rateError = await #expect(throws: MeshTransportError.self) { try await badRate.connect() }
         #expect(rateError == .serialPort("unsupported baud rate 12345"))
     }
+
+    /// `/dev/null`, `/dev/zero` and `/dev/urandom` crashed the CLI (the event loop refused the
+    /// descriptor inside a `try!`); a regular file and a directory are no serial ports either.
+    @Test("serial: devices that are no terminal, files and directories are refused with a reason", arguments: [
+        ("/dev/null", "not a terminal"), ("/dev/zero", "not a terminal"), ("/dev/urandom", "not a terminal"),
+        ("a temporary file", "regular file"), ("/tmp", "directory"),
+    ])
+    func serialRefusesWhatIsNoSerialPort(path given: String, reason: String) async throws {
+        var path = given
+        if given == "a temporary file" {
+            path = FileManager.default.temporaryDirectory.appendingPathComponent("tether-serial-\(UUID().uuidString)").path
+            try Data("not a radio".utf8).write(to: URL(fileURLWithPath: path))
+        }
+        defer { if given == "a temporary file" { try? FileManager.default.removeItem(atPath: path) } }
+        guard FileManager.default.fileExists(atPath: path) else {
+            Issue.record("\(path) is missing on this machine")
+            return
+        }
+        let transport = StreamTransport.serial(path: path)
+        let error = await #expect(throws: MeshTransportError.self) { try await transport.connect() }
+        guard case .serialPort(let text) = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(text.contains(path) && text.contains(reason), "\(text)")
+    }
 }

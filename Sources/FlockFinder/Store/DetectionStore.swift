@@ -184,20 +184,21 @@ public actor DetectionStore {
     /// All stored detections as CSV (RFC 4180), oldest first.
     ///
     /// The first line is ``csvHeader``; lines end in CRLF. Fields containing a comma, double
-    /// quote, CR or LF are double-quoted with inner quotes doubled. `receivedAt` is ISO 8601 UTC
-    /// with milliseconds; absent values are empty fields.
+    /// quote, CR or LF are double-quoted with inner quotes doubled; text from the air that a
+    /// spreadsheet would take for a formula starts with `'` (``csvText(_:)``). `receivedAt` is
+    /// ISO 8601 UTC with milliseconds; absent values are empty fields.
     public func exportCSV() throws -> String {
         var lines = [Self.csvHeader.joined(separator: ",")]
         for stored in try chronological() {
             let detection = stored.detection
             let fields = [
                 Self.iso8601(stored.receivedAt),
-                detection.type.name,
+                Self.csvText(detection.type.name),
                 String(detection.rssi),
                 FirmwareJSONWriter.formatNumber(detection.confidence),
                 detection.proximity.rawValue,
-                detection.mac ?? "",
-                detection.ssid ?? "",
+                Self.csvText(detection.mac ?? ""),
+                Self.csvText(detection.ssid ?? ""),
                 detection.deviceUptimeMs.map { String($0) } ?? "",
                 stored.location.map { $0.latitude.description } ?? "",
                 stored.location.map { $0.longitude.description } ?? "",
@@ -205,6 +206,15 @@ public actor DetectionStore {
             lines.append(fields.map(Self.csvField).joined(separator: ","))
         }
         return lines.map { $0 + "\r\n" }.joined()
+    }
+
+    /// Text from the air (an SSID, a MAC, a type name) as a CSV cell a spreadsheet will not run:
+    /// a cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return is a formula to
+    /// Excel, LibreOffice and Sheets, so it gets a leading `'` (shown as text, not computed).
+    /// Numbers are written by Tether and left alone.
+    static func csvText(_ text: String) -> String {
+        guard let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return text }
+        return "'" + text
     }
 
     /// Quotes a CSV field when RFC 4180 requires it.

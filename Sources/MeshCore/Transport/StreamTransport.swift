@@ -214,6 +214,10 @@ enum SerialPort {
         guard descriptor >= 0 else {
             throw MeshTransportError.serialPort("cannot open \(path): \(String(cString: strerror(errno)))")
         }
+        if let problem = unsuitable(descriptor) {
+            _ = close(descriptor)
+            throw MeshTransportError.serialPort("\(path) \(problem): give a serial port (/dev/ttyUSB0, /dev/ttyACM0), a pseudo-terminal, a FIFO or a socket")
+        }
         var settings = termios()
         if tcgetattr(descriptor, &settings) == 0 {
             cfmakeraw(&settings)
@@ -228,6 +232,22 @@ enum SerialPort {
             }
         }
         return descriptor
+    }
+
+    /// Why a descriptor cannot carry a companion-radio stream, if it cannot: only terminals,
+    /// FIFOs and sockets can be watched for input. A regular file, a directory, a block device,
+    /// or a character device that is no terminal (`/dev/null`, `/dev/zero`, `/dev/urandom`)
+    /// would be refused by the event loop (epoll: EPERM) or read as an endless stream.
+    static func unsuitable(_ descriptor: CInt) -> String? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return "cannot be examined (\(String(cString: strerror(errno))))" }
+        switch status.st_mode & S_IFMT {
+        case S_IFIFO, S_IFSOCK: return nil
+        case S_IFCHR: return isatty(descriptor) == 1 ? nil : "is a device but not a terminal"
+        case S_IFREG: return "is a regular file"
+        case S_IFDIR: return "is a directory"
+        default: return "is not a serial port"
+        }
     }
 
     private static func speed(for baudRate: Int) -> speed_t? {

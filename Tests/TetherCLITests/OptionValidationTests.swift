@@ -1,0 +1,38 @@
+import ArgumentParser
+import Testing
+@testable import tether
+
+/// Numeric options a user gets wrong are refused with a sentence, before anything runs: a
+/// negative count trapped (`bench --megabytes=-1`) and zero hung (`bench --notifications 0`).
+@Suite struct OptionValidationTests {
+    /// The message a parse failure prints, or nil if `arguments` parse.
+    private func refusal<C: ParsableCommand>(_ command: C.Type, _ arguments: [String]) -> String? {
+        do {
+            _ = try command.parse(arguments)
+            return nil
+        } catch {
+            return command.message(for: error)
+        }
+    }
+
+    @Test(arguments: [
+        (["--megabytes=-1"], "--megabytes must be between 1 and 4096"),
+        (["--megabytes", "0"], "--megabytes must be between 1 and 4096"),
+        (["--notifications", "0"], "--notifications must be between 1 and 10000000"),
+        (["--notifications=-5"], "--notifications must be between 1 and 10000000"),
+        (["--maximum-value-length", "513"], "--maximum-value-length must be between 1 and 512"),
+    ])
+    func benchRefusesCountsOutOfRange(arguments: [String], message: String) {
+        #expect(refusal(BenchCommand.self, arguments) == message)
+    }
+
+    @Test func benchTakesItsDefaultsAndSensibleValues() {
+        #expect(refusal(BenchCommand.self, []) == nil)
+        #expect(refusal(BenchCommand.self, ["--megabytes", "1", "--notifications", "1"]) == nil)
+    }
+
+    @Test(arguments: [["--seconds=-1"], ["--seconds", "nan"], ["--seconds", "1e9"]])
+    func kiroPushRefusesImpossibleDurations(arguments: [String]) {
+        #expect(refusal(KiroCommands.Push.self, arguments) == "--seconds must be between 0 and 86400")
+    }
+}

@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "TetherCore", targets: ["TetherCore"]),
+        .library(name: "TetherStorage", targets: ["TetherStorage"]),
         .library(name: "TetherSimulator", targets: ["TetherSimulator"]),
         .library(name: "GripFit", targets: ["GripFit"]),
         .library(name: "Kiro", targets: ["Kiro"]),
@@ -34,6 +35,11 @@ let package = Package(
             name: "TetherCore",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
+        // How every store opens SQLite (WAL, busy timeout, read-only opens, named migrations).
+        .target(
+            name: "TetherStorage",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // The embedded default driver: a virtual radio hosting virtual peripherals.
         .target(
             name: "TetherSimulator",
@@ -50,6 +56,7 @@ let package = Package(
                 "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                "TetherStorage",
             ]
         ),
         // Kiro E-ink desk companion: protocol codecs, session, focus time, emulator.
@@ -60,6 +67,7 @@ let package = Package(
                 "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                "TetherStorage",
             ]
         ),
         // Tybe phone-as-keyboard: planner, frames, status, client, bridge/dongle/host emulator.
@@ -79,6 +87,7 @@ let package = Package(
                 "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                "TetherStorage",
             ]
         ),
         // MeshCore companion radio: PocketMesh's transport (BLE, TCP, serial), the companion
@@ -90,6 +99,7 @@ let package = Package(
                 "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                "TetherStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -276,6 +286,13 @@ let package = Package(
             ],
             // The bluezoo launcher is Python, run by the rig.
             exclude: ["Rig"]
+        ),
+        .testTarget(
+            name: "TetherStorageTests",
+            dependencies: [
+                "TetherStorage", "GripFit", "Kiro", "FlockFinder", "MeshCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // The CLI's own rules (option validation), through @testable import of the executable.
         .testTarget(

@@ -71,7 +71,10 @@ extension FlockCommands {
         func run() async throws {
             do {
                 let sinceDate = try since.map(FlockStory.parseDate)
-                let store = try DetectionStore(path: database ?? DetectionStore.defaultPath())
+                // Nothing recorded yet (no default database): an empty store, and nothing created.
+                let store = try openForReading(explicit: database, defaultPath: DetectionStore.defaultPath()) {
+                    try DetectionStore(path: $0, access: $1)
+                } ?? DetectionStore.inMemory()
                 let detections = try await store.detections(type: type.map(DetectionType.init(name:)), since: sinceDate)
                 for stored in detections {
                     print(json ? try jsonLine(DetectionRecord(stored)) : FlockStory.describe(stored.detection, at: stored.receivedAt))
@@ -103,7 +106,10 @@ extension FlockCommands {
 
         func run() async throws {
             do {
-                let store = try DetectionStore(path: database ?? DetectionStore.defaultPath())
+                // Nothing recorded yet (no default database): an empty store, and nothing created.
+                let store = try openForReading(explicit: database, defaultPath: DetectionStore.defaultPath()) {
+                    try DetectionStore(path: $0, access: $1)
+                } ?? DetectionStore.inMemory()
                 let data: Data = switch format {
                 case .csv: Data(try await store.exportCSV().utf8)
                 case .json: try await store.exportJSON()

@@ -32,7 +32,7 @@ struct FlockStory {
             var outcome = Outcome()
             for await received in detections {
                 outcome.detections.append(received)
-                let line = json ? ((try? jsonLine(FlockWatchLine(received))) ?? "") : Self.describe(received.detection, at: received.receivedAt) + (received.stored == nil ? "  (below the confidence threshold: not stored)" : "")
+                let line = json ? ((try? jsonLine(FlockWatchLine(received))) ?? "") : Self.describe(received.detection, at: received.receivedAt) + Self.storageNote(received)
                 if let timeline { timeline.info(line) } else { print(line) }
                 flushOutput()
             }
@@ -72,6 +72,12 @@ struct FlockStory {
     }
 
     /// One human line: type, proximity, RSSI, MAC/SSID.
+    /// What became of a detection in the store, when it is not simply stored.
+    static func storageNote(_ received: ReceivedDetection) -> String {
+        if let failure = received.storageFailure { return "  (NOT STORED: \(terminalSafe(failure)))" }
+        return received.stored == nil ? "  (below the confidence threshold: not stored)" : ""
+    }
+
     static func describe(_ detection: Detection, at date: Date?) -> String {
         let time = date.map { ISO8601DateFormatter().string(from: $0) + "  " } ?? ""
         let who = [detection.mac, detection.ssid.map { "\"\($0)\"" }].compactMap { $0 }.joined(separator: " ")

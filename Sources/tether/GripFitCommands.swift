@@ -78,8 +78,10 @@ extension GripFitCommands {
 
         func run() async throws {
             do {
-                let store = try SQLiteGripSessionStore(path: database ?? SQLiteGripSessionStore.defaultPath())
-                let sessions = try await store.allSessions()
+                let store = try openForReading(explicit: database, defaultPath: SQLiteGripSessionStore.defaultPath()) {
+                    try SQLiteGripSessionStore(path: $0, access: $1)
+                }
+                let sessions = try await store?.allSessions() ?? []
                 for summary in sessions {
                     print(json ? try jsonLine(SessionLine(summary)) : GripFitFlow.describe(summary))
                 }

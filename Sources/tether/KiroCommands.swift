@@ -132,12 +132,14 @@ extension KiroCommands {
 
         func run() async throws {
             do {
-                let store = try SQLiteFocusSessionStore(path: SQLiteFocusSessionStore.defaultPath())
+                let store = try openForReading(explicit: nil, defaultPath: SQLiteFocusSessionStore.defaultPath()) {
+                    try SQLiteFocusSessionStore(path: $0, access: $1)
+                }
                 let calculator = FocusTimeCalculator()
                 // No Screen Time on this platform: no unlocks are known.
                 let source = StaticScreenActivitySource([])
                 var total: TimeInterval = 0
-                let sessions = try await store.allSessions()
+                let sessions = try await store?.allSessions() ?? []
                 for session in sessions {
                     let focus = try await calculator.focusTime(for: session, source: source)
                     total += focus

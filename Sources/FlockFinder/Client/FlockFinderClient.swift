@@ -56,8 +56,12 @@ public struct ReceivedDetection: Sendable, Hashable {
     public let detection: Detection
     /// When the phone received it (the device's `ts` is its uptime, not a clock).
     public let receivedAt: Date
-    /// The stored record, or nil when below the store's minimum confidence (or no store).
+    /// The stored record, or nil when below the store's minimum confidence, when there is no
+    /// store, or when storing failed (``storageFailure``).
     public let stored: StoredDetection?
+    /// Why the store could not keep it (a full disk, a database another process holds too
+    /// long); nil when it was stored or deliberately not.
+    public let storageFailure: String?
 }
 
 /// The FlockFinder app's BLE side over Tether's core: discovery by service or name, automatic
@@ -270,10 +274,17 @@ public actor FlockFinderClient {
         case .success(let detection):
             let receivedAt = now()
             var stored: StoredDetection?
+            var failure: String?
             if let store {
-                do { stored = try await store.record(detection, receivedAt: receivedAt) } catch { logger.error("Could not store a detection: \(error)") }
+                do {
+                    stored = try await store.record(detection, receivedAt: receivedAt)
+                } catch {
+                    failure = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+                    logger.error("Could not store a detection: \(error)")
+                }
             }
-            detectionStream.yield(ReceivedDetection(detection: detection, receivedAt: receivedAt, stored: stored), logger: logger)
+            detectionStream.yield(ReceivedDetection(detection: detection, receivedAt: receivedAt, stored: stored, storageFailure: failure),
+                                  logger: logger)
         case .failure(let error):
             parseErrors += 1
             logger.error("Skipping a detection notification: \(error)")

@@ -1,6 +1,7 @@
 import Foundation
 import TetherCore
 import GRDB
+import TetherStorage
 
 /// Keeps FlockFinder detections: filters them by confidence, stamps them with the receipt time
 /// and the phone's location, persists them in SQLite (through GRDB), keeps the most recent in
@@ -23,36 +24,46 @@ public actor DetectionStore {
     /// database when the store opens.
     public private(set) var recent: [StoredDetection] = []
 
-    /// Opens (creating if needed) the database at `path`, creating missing parent directories,
-    /// brings its schema up to date and loads ``recent``.
+    /// Opens the database at `path` (read-write: creating it and its folder if needed and
+    /// bringing its schema up to date) and loads ``recent``.
     ///
     /// - Parameters:
     ///   - minimumConfidence: the threshold below which ``record(_:receivedAt:)`` drops
     ///     detections, clamped to 0…1.
     ///   - locationProvider: asked for the phone's location as each detection is kept.
+    ///   - access: read-only (``TetherDatabase/Access/readOnly``) needs an existing
+    ///     detection database and creates nothing; the file is shared safely with other
+    ///     processes either way (``TetherDatabase/open(path:access:)``).
     public init(
         path: String,
         minimumConfidence: Double = 0.5,
-        locationProvider: (any LocationProvider)? = nil
+        locationProvider: (any LocationProvider)? = nil,
+        access: TetherDatabase.Access = .readWrite
     ) throws {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try self.init(
-            dbQueue: DatabaseQueue(path: path),
+            dbQueue: TetherDatabase.open(path: path, access: access),
             minimumConfidence: minimumConfidence,
-            locationProvider: locationProvider
+            locationProvider: locationProvider,
+            migrate: access == .readWrite,
+            path: path
         )
     }
 
     private init(
         dbQueue: DatabaseQueue,
         minimumConfidence: Double,
-        locationProvider: (any LocationProvider)?
+        locationProvider: (any LocationProvider)?,
+        migrate: Bool = true,
+        path: String = ":memory:"
     ) throws {
         self.dbQueue = dbQueue
         self.locationProvider = locationProvider
         self.minimumConfidence = Self.clampedConfidence(minimumConfidence) ?? 0.5
-        try Self.migrator.migrate(dbQueue)
+        if migrate {
+            try Self.migrator.migrate(dbQueue)
+        } else if try !dbQueue.read({ try $0.tableExists(DetectionRow.databaseTableName) }) {
+            throw TetherStorageError("\(path) holds no FlockFinder detections (another program's database, or an empty file)")
+        }
         recent = try dbQueue.read { db in
             try DetectionRow.newestFirst()
                 .limit(Self.recentLimit)
@@ -260,7 +271,7 @@ public actor DetectionStore {
 
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
+        TetherDatabase.registerFirstMigration(&migrator, store: "flockfinder", table: DetectionRow.databaseTableName) { db in
             try db.create(table: DetectionRow.databaseTableName) { t in
                 t.autoIncrementedPrimaryKey("id")
                 t.column("receivedAt", .double).notNull().indexed()

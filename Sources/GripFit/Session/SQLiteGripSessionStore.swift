@@ -1,10 +1,11 @@
 import Foundation
 import TetherCore
 import GRDB
+import TetherStorage
 
 /// A ``GripSessionStore`` backed by an SQLite database (through GRDB).
 ///
-/// Schema (migration `v1`): `gripSession` holds one row per summary, keyed by the session id
+/// Schema (migration `gripfit.v1`): `gripSession` holds one row per summary, keyed by the session id
 /// as upper-case UUID text; `gripSample` holds the samples, referencing their session with
 /// `ON DELETE CASCADE`, so deleting a session deletes its samples.
 ///
@@ -13,17 +14,20 @@ import GRDB
 public final class SQLiteGripSessionStore: GripSessionStore {
     private let dbQueue: DatabaseQueue
 
-    /// Opens (creating if needed) the database at `path`, creating missing parent directories,
-    /// and brings its schema up to date.
-    public convenience init(path: String) throws {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try self.init(dbQueue: DatabaseQueue(path: path))
+    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// other processes). Read-write creates it and its folder if needed and brings its schema up
+    /// to date; read-only needs an existing GripFit sessions database.
+    public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
+        try self.init(dbQueue: TetherDatabase.open(path: path, access: access), migrate: access == .readWrite, path: path)
     }
 
-    private init(dbQueue: DatabaseQueue) throws {
+    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
         self.dbQueue = dbQueue
-        try Self.migrator.migrate(dbQueue)
+        if migrate {
+            try Self.migrator.migrate(dbQueue)
+        } else if try !dbQueue.read({ try $0.tableExists(SessionRow.databaseTableName) }) {
+            throw TetherStorageError("\(path) holds no GripFit sessions (another program's database, or an empty file)")
+        }
     }
 
     /// A store in a fresh private in-memory database, gone when the store is released.
@@ -50,7 +54,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
 
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
+        TetherDatabase.registerFirstMigration(&migrator, store: "gripfit", table: SessionRow.databaseTableName) { db in
             try db.create(table: SessionRow.databaseTableName) { t in
                 t.primaryKey("id", .text)
                 t.column("startedAt", .datetime).notNull()

@@ -1,26 +1,30 @@
 import Foundation
 import TetherCore
 import GRDB
+import TetherStorage
 
 /// A ``FocusSessionStore`` backed by an SQLite database (through GRDB).
 ///
-/// Schema (migration `v1`): `focusSession` holds one row per session, keyed by the session id
+/// Schema (migration `kiro.v1`): `focusSession` holds one row per session, keyed by the session id
 /// as upper-case UUID text. `startedAt` and `endedAt` (NULL while open) are stored as Unix
 /// seconds (REAL), the unit the device sends, so whole-second timestamps round-trip exactly.
 public final class SQLiteFocusSessionStore: FocusSessionStore {
     private let dbQueue: DatabaseQueue
 
-    /// Opens (creating if needed) the database at `path`, creating missing parent directories,
-    /// and brings its schema up to date.
-    public convenience init(path: String) throws {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try self.init(dbQueue: DatabaseQueue(path: path))
+    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// other processes). Read-write creates it and its folder if needed and brings its schema up
+    /// to date; read-only needs an existing Kiro focus sessions database.
+    public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
+        try self.init(dbQueue: TetherDatabase.open(path: path, access: access), migrate: access == .readWrite, path: path)
     }
 
-    private init(dbQueue: DatabaseQueue) throws {
+    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
         self.dbQueue = dbQueue
-        try Self.migrator.migrate(dbQueue)
+        if migrate {
+            try Self.migrator.migrate(dbQueue)
+        } else if try !dbQueue.read({ try $0.tableExists(FocusSessionRow.databaseTableName) }) {
+            throw TetherStorageError("\(path) holds no Kiro focus sessions (another program's database, or an empty file)")
+        }
     }
 
     /// A store in a fresh private in-memory database, gone when the store is released.
@@ -47,7 +51,7 @@ public final class SQLiteFocusSessionStore: FocusSessionStore {
 
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
+        TetherDatabase.registerFirstMigration(&migrator, store: "kiro", table: FocusSessionRow.databaseTableName) { db in
             try db.create(table: FocusSessionRow.databaseTableName) { t in
                 t.primaryKey("id", .text)
                 t.column("taskId", .text).notNull().indexed()

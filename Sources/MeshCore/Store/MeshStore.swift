@@ -1,25 +1,30 @@
 import Foundation
 import GRDB
+import TetherStorage
 import TetherCore
 
 /// Contacts, channels and messages of one radio, kept in SQLite (through GRDB).
 ///
-/// Schema (migration `v1`): `meshContact` keyed by public key (hex); `meshMessage` with a
+/// Schema (migration `meshcore.v1`): `meshContact` keyed by public key (hex); `meshMessage` with a
 /// unique deduplication key, so a message the radio hands over twice is stored (and reported)
 /// once; `meshChannel` keyed by index.
 public final class MeshStore: Sendable {
     private let dbQueue: DatabaseQueue
 
-    /// Opens (creating if needed) the database at `path`.
-    public convenience init(path: String) throws {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try self.init(dbQueue: DatabaseQueue(path: path))
+    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// other processes). Read-write creates it and its folder if needed and brings its schema up
+    /// to date; read-only needs an existing MeshCore database.
+    public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
+        try self.init(dbQueue: TetherDatabase.open(path: path, access: access), migrate: access == .readWrite, path: path)
     }
 
-    private init(dbQueue: DatabaseQueue) throws {
+    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
         self.dbQueue = dbQueue
-        try Self.migrator.migrate(dbQueue)
+        if migrate {
+            try Self.migrator.migrate(dbQueue)
+        } else if try !dbQueue.read({ try $0.tableExists(ContactRow.databaseTableName) }) {
+            throw TetherStorageError("\(path) holds no MeshCore (another program's database, or an empty file)")
+        }
     }
 
     /// A store in a private in-memory database.
@@ -34,7 +39,7 @@ public final class MeshStore: Sendable {
 
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
+        TetherDatabase.registerFirstMigration(&migrator, store: "meshcore", table: ContactRow.databaseTableName) { db in
             try db.create(table: ContactRow.databaseTableName) { t in
                 t.primaryKey("publicKey", .text)
                 t.column("name", .text).notNull()

@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+
+/// How every Tether store opens its SQLite file: one rule for all, so several processes (a
+/// `flock watch` and a `flock history`, four `gripfit stream`s) can share a database.
+///
+/// - Write-ahead logging: readers never block the writer, nor the writer the readers.
+/// - A busy timeout: a writer waits for another process's transaction instead of failing at
+///   once with "database is locked".
+/// - Read-only access for commands that only read: a missing file (a mistyped `--database`)
+///   is an error, never a new empty database, and no directory is created.
+public enum TetherDatabase {
+    /// What a store will do with the database.
+    public enum Access: Sendable {
+        /// Open or create it (and its folder), and bring its schema up to date.
+        case readWrite
+        /// Open it as it is; it must exist.
+        case readOnly
+    }
+
+    /// How long a write waits for another process's transaction before it fails.
+    public static let busyTimeout: TimeInterval = 10
+
+    /// Opens the database at `path`.
+    /// - Throws: ``TetherStorageError`` with a sentence for the user (a missing file for
+    ///   ``Access/readOnly``, a folder that cannot be created), or GRDB's error.
+    public static func open(path: String, access: Access = .readWrite) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        switch access {
+        case .readOnly:
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                throw TetherStorageError("no database at \(path)")
+            }
+            configuration.readonly = true
+        case .readWrite:
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw TetherStorageError("cannot create the folder \(directory.path) for \(path)")
+            }
+            configuration.prepareDatabase { db in
+                // Persistent in the file; set on every open in case another program changed it.
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+            }
+        }
+        do {
+            return try DatabaseQueue(path: path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw TetherStorageError("cannot open the database \(path): \(error.message ?? "SQLite error \(error.resultCode.rawValue)")")
+        }
+    }
+
+    /// A private database in memory, gone when released (tests, previews).
+    public static func inMemory() throws -> DatabaseQueue {
+        try DatabaseQueue()
+    }
+
+    /// Registers a store's first migration under a name of its own (`<store>.v1`), so stores
+    /// can share one file. Files written before the names were the stores' own recorded a
+    /// shared `v1`: when `table` already exists the migration only records its new name.
+    public static func registerFirstMigration(_ migrator: inout DatabaseMigrator, store: String, table: String,
+                                              _ body: @escaping @Sendable (Database) throws -> Void) {
+        migrator.registerMigration("\(store).v1") { db in
+            guard try !db.tableExists(table) else { return }
+            try body(db)
+        }
+    }
+}
+
+/// A storage problem, in one sentence for the user.
+public struct TetherStorageError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The sentence.
+    public let message: String
+    /// Creates the error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+    public var errorDescription: String? { message }
+}

@@ -43,6 +43,15 @@ extension GripFitCommands {
         }
 
         func run() async throws {
+            // The destination first: an unwritable --database must not cost a recording.
+            let store: SQLiteGripSessionStore
+            do {
+                store = try SQLiteGripSessionStore(path: database ?? SQLiteGripSessionStore.defaultPath())
+            } catch {
+                throw CLIError.from(error)
+            }
+            // Ctrl-C or SIGTERM ends the recording early; what was recorded is saved.
+            let termination = Termination(stdin: false)
             let environment = try await Environment.make(json: json)
             let manager = BLEManager(central: environment.central)
             do {
@@ -50,9 +59,8 @@ extension GripFitCommands {
                 if !json { print("Connected to \(terminalSafe(device.name)) (\(device.id)); firmware \(terminalSafe(await manager.deviceInfo?.firmwareVersion ?? "?"))") }
                 if let rate { try await GripFitFlow.setRate(manager, rate) }
                 if tare { try await GripFitFlow.tare(manager) }
-                let record = try await GripFitFlow.record(manager, seconds: seconds, output: json ? .json : .live)
+                let record = try await GripFitFlow.record(manager, seconds: seconds, output: json ? .json : .live, until: termination)
                 await manager.disconnect()
-                let store = try SQLiteGripSessionStore(path: database ?? SQLiteGripSessionStore.defaultPath())
                 try await store.save(record)
                 if json {
                     print(try jsonLine(SessionLine(record.summary)))
@@ -188,7 +196,8 @@ enum GripFitFlow {
     enum ReadingOutput { case live, json, none }
 
     /// Records readings for `seconds`, showing them as asked, and returns the session.
-    static func record(_ manager: BLEManager, seconds: Double, output: ReadingOutput) async throws -> GripSessionRecord {
+    /// Records for `seconds`, or until `termination` (Ctrl-C, SIGTERM) comes first.
+    static func record(_ manager: BLEManager, seconds: Double, output: ReadingOutput, until termination: Termination? = nil) async throws -> GripSessionRecord {
         let readings = await manager.readings()
         let startedAt = Date()
         let collector = Task { () -> GripSession in
@@ -217,7 +226,19 @@ enum GripFitFlow {
             if live && output == .live { print("") }
             return session
         }
-        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        let ended: String? = await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                return nil
+            }
+            if let termination { group.addTask { await termination.wait() } }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let ended {
+            FileHandle.standardError.write(Data("\n\(ended): saving what was recorded\n".utf8))
+        }
         collector.cancel()
         let session = await collector.value
         guard session.count > 0 else { throw CLIError("no readings arrived") }

@@ -10,7 +10,7 @@ struct MeshCommands: AsyncParsableCommand {
         commandName: "mesh",
         abstract: "Talk to a MeshCore companion radio over BLE, TCP (WiFi companion) or serial, or emulate one.",
         discussion: "Without --ble, --tcp or --serial the radio is reached over BLE on the chosen driver; on the simulator that is the emulated radio \"MeshCore-Tether Base\" in a small scripted mesh.",
-        subcommands: [Info.self, Contacts.self, Send.self, Channel.self, Listen.self, Time.self, Advert.self, Battery.self, MeshEmulate.self])
+        subcommands: [Info.self, Contacts.self, Send.self, Channel.self, Listen.self, Messages.self, Time.self, Advert.self, Battery.self, MeshEmulate.self])
 }
 
 /// How to reach the radio, shared by every `tether mesh` subcommand.
@@ -62,7 +62,10 @@ struct MeshTarget: ParsableArguments {
     /// Connects and runs the startup sequence; progress goes to standard error.
     /// `prepare` runs before the startup (to subscribe to the manager's events, so messages the
     /// startup drains from the radio's queue are seen).
-    func open(reconnect: Bool = false, prepare: (ConnectionManager) async -> Void = { _ in }) async throws -> MeshLink {
+    /// `announceNewMessages`: say on standard error how many messages the startup fetched
+    /// (commands that show them, such as `listen`, pass false).
+    func open(reconnect: Bool = false, announceNewMessages: Bool = true,
+              prepare: (ConnectionManager) async -> Void = { _ in }) async throws -> MeshLink {
         let transport: any MeshTransport
         var environment: Environment?
         if tcp != nil || serial != nil, pin != nil {
@@ -89,6 +92,8 @@ struct MeshTarget: ParsableArguments {
             session: session, store: store,
             configuration: .init(reconnectPolicy: reconnect ? .persistent : .never))
         await prepare(manager)
+        // Messages the startup takes off the radio's queue are stored; the user hears of them.
+        let newestBefore = try await store.newestMessageID()
         do {
             try await within(timeout, "connecting to the radio") { try await manager.connect() }
         } catch {
@@ -99,6 +104,11 @@ struct MeshTarget: ParsableArguments {
         if let info = await manager.selfInfo {
             let firmware = await manager.deviceInfo?.firmwareVersion ?? "?"
             note("Connected to \(terminalSafe(info.name)) (firmware \(terminalSafe(firmware))), \(await manager.contacts.count) contacts")
+        }
+        if announceNewMessages {
+            // The startup is over once connect returned: what it stored is counted.
+            let count = try await store.incomingMessageCount(after: newestBefore)
+            if count > 0 { note("\(count) new message(s) (tether mesh messages)") }
         }
         return MeshLink(manager: manager, environment: environment, json: json)
     }
@@ -121,11 +131,12 @@ struct MeshLink {
 
     /// Runs `body`, then disconnects (also on failure), mapping errors to one CLI line.
     static func with(
-        _ target: MeshTarget, reconnect: Bool = false, prepare: (ConnectionManager) async -> Void = { _ in },
+        _ target: MeshTarget, reconnect: Bool = false, announceNewMessages: Bool = true,
+        prepare: (ConnectionManager) async -> Void = { _ in },
         _ body: (MeshLink) async throws -> Void
     ) async throws {
         do {
-            let link = try await target.open(reconnect: reconnect, prepare: prepare)
+            let link = try await target.open(reconnect: reconnect, announceNewMessages: announceNewMessages, prepare: prepare)
             do {
                 try await body(link)
                 await link.close()
@@ -232,7 +243,7 @@ extension MeshCommands {
         func run() async throws {
             // Subscribed before the startup: messages queued while we were away are shown too.
             let box = EventsBox()
-            try await MeshLink.with(target, reconnect: true, prepare: { box.events = await $0.events() }) { link in
+            try await MeshLink.with(target, reconnect: true, announceNewMessages: false, prepare: { box.events = await $0.events() }) { link in
                 guard let events = box.events else { return }
                 let json = link.json
                 let names = Dictionary(await link.manager.contacts.map { ($0.publicKeyPrefix.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
@@ -247,6 +258,50 @@ extension MeshCommands {
                 }
                 try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
                 listener.cancel()
+            }
+        }
+    }
+
+    /// `tether mesh messages`: the stored messages, without a radio.
+    struct Messages: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The stored messages (received and sent), oldest first; no radio needed.")
+        @Option(help: "Only the direct messages with this contact (name, or the start of its public key in hex).") var contact: String?
+        @Option(help: "Only this channel's messages (0 is Public).") var channel: Int?
+        @Option(help: "Only the newest N.") var limit: Int?
+        @Flag(help: "JSON output, one object per line.") var json = false
+        @Option(help: "The contacts and messages database (default: $TETHER_DATA_DIR or ~/.local/share/tether).") var database: String?
+
+        func validate() throws {
+            if contact != nil, channel != nil { throw ValidationError("choose --contact or --channel, not both") }
+            if let channel, !(0...255).contains(channel) { throw ValidationError("--channel must be between 0 and 255") }
+            if let limit, !(1...1_000_000).contains(limit) { throw ValidationError("--limit must be between 1 and 1000000") }
+        }
+
+        func run() async throws {
+            do {
+                guard let store = try openForReading(explicit: database, defaultPath: MeshStore.defaultPath(), { try MeshStore(path: $0, access: $1) }) else {
+                    if !json { print("0 message(s)") }
+                    return
+                }
+                let contacts = try await store.contacts()
+                var peer: String?
+                if let contact {
+                    let key = contact.lowercased()
+                    guard let found = contacts.first(where: { $0.name == contact })
+                        ?? contacts.first(where: { key.count >= 2 && $0.publicKey.hexString.hasPrefix(key) }) else {
+                        throw CLIError("no stored contact named \(terminalSafe(contact))")
+                    }
+                    peer = found.publicKey.hexString
+                }
+                let names = Dictionary(contacts.map { ($0.publicKey.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
+                let messages = try await store.messages(peer: peer, channel: channel, limit: limit)
+                for message in messages {
+                    let name = message.peer.flatMap { prefix in names.first { $0.key.hasPrefix(prefix) }?.value }
+                    print(json ? try jsonLine(MeshStoredMessageLine(message, contact: name)) : MeshStoredMessageLine(message, contact: name).line)
+                }
+                if !json { print("\(messages.count) message(s)") }
+            } catch {
+                throw CLIError.from(error)
             }
         }
     }

@@ -104,6 +104,40 @@ struct MeshTimeReport: Encodable {
 }
 
 /// One `tether mesh listen` line.
+/// A stored message for `tether mesh messages`.
+struct MeshStoredMessageLine: Encodable {
+    let direction: String
+    let kind: String
+    let contact: String?
+    let channel: Int?
+    let sender: String?
+    let text: String
+    let timestamp: UInt32
+    let status: String
+
+    init(_ message: MeshMessage, contact: String?) {
+        direction = message.direction.rawValue
+        kind = message.kind.rawValue
+        self.contact = contact ?? message.peer
+        channel = message.channelIndex
+        sender = message.senderName
+        text = message.text
+        timestamp = message.timestamp
+        status = message.status.rawValue
+    }
+
+    /// The human-readable line (text from the air made safe).
+    var line: String {
+        let date = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(timestamp)))
+        let body = terminalSafe(text)
+        switch (kind, direction) {
+        case ("channel", _): return "\(date)  [#\(channel ?? 0)] \(terminalSafe(sender ?? (direction == "outgoing" ? "me" : "?"))): \(body)"
+        case (_, "outgoing"): return "\(date)  me → \(terminalSafe(contact ?? "?")): \(body)  (\(status))"
+        default: return "\(date)  \(terminalSafe(contact ?? "?")) → me: \(body)"
+        }
+    }
+}
+
 struct MeshListenLine: Encodable {
     let event: String
     let from: String?

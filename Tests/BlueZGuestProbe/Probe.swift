@@ -270,9 +270,18 @@ final class Probe: Sendable {
             note("passkeyTyped", typed.value ?? "none")
         }
         await driver.readValue(for: EchoPeripheral.info, on: id)
-        let read = try await link.events.next("the read's answer", within: 90) { if case .valueUpdated(id, EchoPeripheral.info, _, _) = $0 { true } else { false } }
-        if case .valueUpdated(_, _, let value, let error) = read {
-            note("read", error.map { "error: \($0)" } ?? String(decoding: value, as: UTF8.self))
+        // A failed pairing may end the link while the read is under way: then the loss is the
+        // answer (a read in flight gets no event of its own, as on CoreBluetooth).
+        let read = try await link.events.next("the read's answer or the link's loss", within: 90) {
+            switch $0 {
+            case .valueUpdated(id, EchoPeripheral.info, _, _), .disconnected(id, _, _): true
+            default: false
+            }
+        }
+        switch read {
+        case .valueUpdated(_, _, let value, let error): note("read", error.map { "error: \($0)" } ?? String(decoding: value, as: UTF8.self))
+        case .disconnected(_, let error, _): note("read", "error: the link went down (\(error.map { "\($0)" } ?? "no reason"))")
+        default: break
         }
         let device = link.devicePath
         let properties = try await link.connection.call(.methodCall(destination: BlueZ.service, path: device, interface: BlueZ.propertiesInterface,

@@ -36,3 +36,15 @@ import Testing
         #expect(refusal(KiroCommands.Push.self, arguments) == "--seconds must be between 0 and 86400")
     }
 }
+
+extension OptionValidationTests {
+    @Test func meshMessagesTakesOneFilterAtATime() {
+        let refused = { (arguments: [String]) -> String? in
+            do { _ = try MeshCommands.Messages.parse(arguments); return nil } catch { return MeshCommands.Messages.message(for: error) }
+        }
+        #expect(refused(["--contact", "alice", "--channel", "0"]) == "choose --contact or --channel, not both")
+        #expect(refused(["--channel", "300"]) == "--channel must be between 0 and 255")
+        #expect(refused(["--limit", "0"]) == "--limit must be between 1 and 1000000")
+        #expect(refused(["--contact", "alice"]) == nil)
+    }
+}

@@ -153,10 +153,33 @@ public final class MeshStore: Sendable {
         }
     }
 
-    /// Stored messages, oldest first (`limit`: the newest n).
-    public func messages(limit: Int? = nil) async throws -> [MeshMessage] {
+    /// The newest stored message's row id (0 when there is none): with
+    /// ``incomingMessageCount(after:)``, how many messages arrived meanwhile.
+    public func newestMessageID() async throws -> Int64 {
+        try await dbQueue.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(MessageRow.databaseTableName)") ?? 0 }
+    }
+
+    /// How many incoming messages were stored after the row `id`.
+    public func incomingMessageCount(after id: Int64) async throws -> Int {
+        try await dbQueue.read { db in
+            try MessageRow.filter(Column("id") > id && Column("direction") == MeshMessage.Direction.incoming.rawValue).fetchCount(db)
+        }
+    }
+
+    /// Stored messages, oldest first (`limit`: the newest n); only the direct messages with the
+    /// contact whose public key starts with `peer` (hex), or only channel `channel`'s, if given.
+    public func messages(peer: String? = nil, channel: Int? = nil, limit: Int? = nil) async throws -> [MeshMessage] {
         try await dbQueue.read { db in
             var request = MessageRow.order(Column("id").desc)
+            if let peer {
+                // Stored peers are key prefixes; a full key matches its prefix and vice versa.
+                let key = peer.lowercased()
+                request = request.filter(Column("kind") == MeshMessage.Kind.direct.rawValue)
+                    .filter(sql: "(? LIKE peer || '%' OR peer LIKE ? || '%')", arguments: [key, key])
+            }
+            if let channel {
+                request = request.filter(Column("kind") == MeshMessage.Kind.channel.rawValue && Column("channelIndex") == channel)
+            }
             if let limit { request = request.limit(limit) }
             return try request.fetchAll(db).reversed().map(\.message)
         }

@@ -214,9 +214,24 @@ final class GuestRig: BlueZTestRig {
 
     func setPowered(_ on: Bool, adapter id: UInt8) async throws {
         let adapter = DBusObjectPath("/org/bluez/hci\(id)")!
-        _ = try await bus.call(.methodCall(
+        let message = DBusMessage.methodCall(
             destination: BlueZ.service, path: adapter, interface: "org.freedesktop.DBus.Properties", member: "Set",
-            body: [.string(BlueZ.adapterInterface), .string("Powered"), .variant(.boolean(on))]), timeout: .seconds(15))
+            body: [.string(BlueZ.adapterInterface), .string("Powered"), .variant(.boolean(on))])
+        // bluetoothd answers "Busy" while an earlier mode change of the adapter is still under
+        // way (seen once in a full pass): it is asked again, for up to 5 s.
+        var attempts = 0
+        while true {
+            attempts += 1
+            let failure: DBusError
+            do {
+                _ = try await bus.call(message, timeout: .seconds(15))
+                return
+            } catch {
+                failure = error
+            }
+            guard failure.name == "org.bluez.Error.Failed", failure.message == "Busy", attempts < 50 else { throw failure }
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 
     func stopBluez() async throws {

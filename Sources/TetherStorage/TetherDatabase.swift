@@ -8,7 +8,8 @@ import GRDB
 /// - A busy timeout: a writer waits for another process's transaction instead of failing at
 ///   once with "database is locked".
 /// - Read-only access for commands that only read: a missing file (a mistyped `--database`)
-///   is an error, never a new empty database, and no directory is created.
+///   is an error, never a new empty database, and no folder is created (SQLite may add its
+///   `-wal`/`-shm` companions beside a database it reads).
 public enum TetherDatabase {
     /// What a store will do with the database.
     public enum Access: Sendable {
@@ -21,10 +22,18 @@ public enum TetherDatabase {
     /// How long a write waits for another process's transaction before it fails.
     public static let busyTimeout: TimeInterval = 10
 
-    /// Opens the database at `path`.
+    /// Opens the database at `path`; for ``Access/readWrite`` with `migrator`, also brings its
+    /// schema up to date.
+    ///
+    /// Processes opening the same new (or first-wave) file at the same moment meet where the
+    /// busy timeout cannot help — switching the file to WAL, and two migrators both finding a
+    /// migration missing — so the open and the migration are tried again for up to
+    /// ``busyTimeout``. A read-write open also proves the file can be written (SQLite opens a
+    /// write-protected file read-only without a word).
     /// - Throws: ``TetherStorageError`` with a sentence for the user (a missing file for
-    ///   ``Access/readOnly``, a folder that cannot be created), or GRDB's error.
-    public static func open(path: String, access: Access = .readWrite) throws -> DatabaseQueue {
+    ///   ``Access/readOnly``, a folder that cannot be created, a file that cannot be written),
+    ///   or GRDB's error.
+    public static func open(path: String, access: Access = .readWrite, migrator: DatabaseMigrator? = nil) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         switch access {
@@ -41,17 +50,29 @@ public enum TetherDatabase {
             } catch {
                 throw TetherStorageError("cannot create the folder \(directory.path) for \(path)")
             }
-            configuration.prepareDatabase { db in
-                // Persistent in the file; set on every open in case another program changed it.
-                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
-                    try db.execute(sql: "PRAGMA journal_mode = WAL")
-                }
-            }
+            // GRDB sets it and checks SQLite agreed (and lowers `synchronous` to NORMAL, safe in WAL).
+            configuration.journalMode = .wal
         }
-        do {
-            return try DatabaseQueue(path: path, configuration: configuration)
-        } catch let error as DatabaseError {
-            throw TetherStorageError("cannot open the database \(path): \(error.message ?? "SQLite error \(error.resultCode.rawValue)")")
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        while true {
+            do {
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                if access == .readWrite {
+                    do {
+                        try queue.inDatabase { try $0.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+                        throw TetherStorageError("cannot write to the database \(path)")
+                    }
+                    try migrator?.migrate(queue)
+                }
+                return queue
+            } catch let error as DatabaseError
+                where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CONSTRAINT].contains(error.resultCode) && Date() < deadline {
+                // Another process is switching the file to WAL or migrating it: once more.
+                Thread.sleep(forTimeInterval: 0.05)
+            } catch let error as DatabaseError {
+                throw TetherStorageError("cannot open the database \(path): \(error.message ?? "SQLite error \(error.resultCode.rawValue)")")
+            }
         }
     }
 

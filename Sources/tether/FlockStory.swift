@@ -107,6 +107,8 @@ struct FlockWatchLine: Encodable {
     let ssid: String?
     let ts: UInt64?
     let stored: Bool
+    /// Why it was not stored when storing failed (absent when stored or below the threshold).
+    let storageFailure: String?
 
     init(_ received: ReceivedDetection) {
         receivedAt = ISO8601DateFormatter().string(from: received.receivedAt)
@@ -118,5 +120,6 @@ struct FlockWatchLine: Encodable {
         ssid = received.detection.ssid
         ts = received.detection.deviceUptimeMs
         stored = received.stored != nil
+        storageFailure = received.storageFailure
     }
 }

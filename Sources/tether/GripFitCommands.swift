@@ -50,8 +50,6 @@ extension GripFitCommands {
             } catch {
                 throw CLIError.from(error)
             }
-            // Ctrl-C or SIGTERM ends the recording early; what was recorded is saved.
-            let termination = Termination(stdin: false)
             let environment = try await Environment.make(json: json)
             let manager = BLEManager(central: environment.central)
             do {
@@ -59,9 +57,19 @@ extension GripFitCommands {
                 if !json { print("Connected to \(terminalSafe(device.name)) (\(device.id)); firmware \(terminalSafe(await manager.deviceInfo?.firmwareVersion ?? "?"))") }
                 if let rate { try await GripFitFlow.setRate(manager, rate) }
                 if tare { try await GripFitFlow.tare(manager) }
+                // Ctrl-C or SIGTERM ends the recording early, and what was recorded is saved
+                // (before and after it they end the command as usual).
+                let termination = Termination(stdin: false)
                 let record = try await GripFitFlow.record(manager, seconds: seconds, output: json ? .json : .live, until: termination)
+                termination.restore()
                 await manager.disconnect()
-                try await store.save(record)
+                do {
+                    try await store.save(record)
+                } catch {
+                    // Never lost: the session goes to standard output as JSON, to be kept by hand.
+                    print(try jsonLine(record))
+                    throw CLIError("the session could not be saved (\(CLIError.from(error).message)); it was printed above as JSON")
+                }
                 if json {
                     print(try jsonLine(SessionLine(record.summary)))
                 } else {

@@ -93,7 +93,7 @@ struct MeshTarget: ParsableArguments {
             configuration: .init(reconnectPolicy: reconnect ? .persistent : .never))
         await prepare(manager)
         // Messages the startup takes off the radio's queue are stored; the user hears of them.
-        let newestBefore = try await store.newestMessageID()
+        let newestBefore = (try? await store.newestMessageID()) ?? .max
         do {
             try await within(timeout, "connecting to the radio") { try await manager.connect() }
         } catch {
@@ -107,7 +107,8 @@ struct MeshTarget: ParsableArguments {
         }
         if announceNewMessages {
             // The startup is over once connect returned: what it stored is counted.
-            let count = try await store.incomingMessageCount(after: newestBefore)
+            // A note, not a reason to fail the command (or to leave the link open).
+            let count = (try? await store.incomingMessageCount(after: newestBefore)) ?? 0
             if count > 0 { note("\(count) new message(s) (tether mesh messages)") }
         }
         return MeshLink(manager: manager, environment: environment, json: json)
@@ -286,17 +287,23 @@ extension MeshCommands {
                 let contacts = try await store.contacts()
                 var peer: String?
                 if let contact {
+                    // As `send` finds a contact: the name (any case), or at least 4 hex digits of
+                    // the key; hex alone also reaches a contact the radio has since forgotten.
                     let key = contact.lowercased()
-                    guard let found = contacts.first(where: { $0.name == contact })
-                        ?? contacts.first(where: { key.count >= 2 && $0.publicKey.hexString.hasPrefix(key) }) else {
-                        throw CLIError("no stored contact named \(terminalSafe(contact))")
+                    let isHex = key.count >= 4 && key.allSatisfy(\.isHexDigit) && key.allSatisfy(\.isASCII)
+                    if let found = contacts.first(where: { $0.name.caseInsensitiveCompare(contact) == .orderedSame })
+                        ?? contacts.first(where: { isHex && $0.publicKey.hexString.hasPrefix(key) }) {
+                        peer = found.publicKey.hexString
+                    } else if isHex {
+                        peer = key
+                    } else {
+                        throw CLIError("no stored contact named \(terminalSafe(contact)) (give its name or at least 4 hex digits of its key)")
                     }
-                    peer = found.publicKey.hexString
                 }
-                let names = Dictionary(contacts.map { ($0.publicKey.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
+                let keys = contacts.map { ($0.publicKey.hexString, $0.name) }.sorted { $0.0 < $1.0 }
                 let messages = try await store.messages(peer: peer, channel: channel, limit: limit)
                 for message in messages {
-                    let name = message.peer.flatMap { prefix in names.first { $0.key.hasPrefix(prefix) }?.value }
+                    let name = message.peer.flatMap { prefix in keys.first { $0.0.hasPrefix(prefix) }?.1 }
                     print(json ? try jsonLine(MeshStoredMessageLine(message, contact: name)) : MeshStoredMessageLine(message, contact: name).line)
                 }
                 if !json { print("\(messages.count) message(s)") }

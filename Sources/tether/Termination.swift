@@ -34,14 +34,26 @@ final class Termination: @unchecked Sendable {
     }
 
     /// Waits for the first of them and returns what it was.
+    /// Ends the wait however it ends (a reason, or the waiting task cancelled): the signals get
+    /// their default action back, so a second Ctrl-C, or a SIGTERM after the wait, ends the
+    /// process at once.
     func wait() async -> String {
-        for await reason in stream {
-            for source in sources { source.cancel() }
-            // A second Ctrl-C while stopping ends the process at once.
-            signal(SIGINT, SIG_DFL)
-            signal(SIGTERM, SIG_DFL)
-            return reason
-        }
+        defer { restore() }
+        for await reason in stream { return reason }
         return "stopped"
+    }
+
+    private let restored = NSLock()
+    private var isRestored = false
+
+    /// Gives SIGINT and SIGTERM their default action back (idempotent).
+    func restore() {
+        restored.lock()
+        defer { restored.unlock() }
+        guard !isRestored else { return }
+        isRestored = true
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
     }
 }

@@ -62,6 +62,50 @@ import MeshCore
         }
     }
 
+    @Test func processesOpeningANewFileTogetherAllGetIn() async throws {
+        // Switching a new file to WAL and migrating it are where the busy timeout cannot help:
+        // 3 of 4 racing opens failed ("database is locked", a UNIQUE constraint on the
+        // migrations table) before the open was retried.
+        try await withFolder { folder in
+            for round in 0..<40 {
+                let path = folder.appendingPathComponent("race\(round).sqlite").path
+                let failures = Failures()
+                DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                    do { _ = try SQLiteGripSessionStore(path: path) } catch { failures.add("\(error)") }
+                }
+                #expect(failures.all.isEmpty, "round \(round): \(failures.all)")
+            }
+        }
+    }
+
+    @Test func aWriteProtectedFileFailsTheReadWriteOpenAtOnce() async throws {
+        try await withFolder { folder in
+            let path = folder.appendingPathComponent("gripfit.sqlite").path
+            _ = try SQLiteGripSessionStore(path: path)
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+            defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path) }
+            guard getuid() != 0 else {
+                // root writes through any permission bits: what it checks cannot happen here.
+                #expect(throws: Never.self) { try SQLiteGripSessionStore(path: path) }
+                return
+            }
+            let error = #expect(throws: TetherStorageError.self) { try SQLiteGripSessionStore(path: path) }
+            #expect(error?.message == "cannot write to the database \(path)")
+        }
+    }
+
+    @Test func aReadOnlyStoreReadsAfterItsWriterHasGone() async throws {
+        try await withFolder { folder in
+            let path = folder.appendingPathComponent("gripfit.sqlite").path
+            do {
+                let writer = try SQLiteGripSessionStore(path: path)
+                try await writer.save(grip(7))
+            }
+            let reader = try SQLiteGripSessionStore(path: path, access: .readOnly)
+            #expect(try await reader.allSessions().count == 1)
+        }
+    }
+
     @Test func readOnlyOpensCreateNothingAndSayWhatIsMissing() async throws {
         try await withFolder { folder in
             let missingFolder = folder.appendingPathComponent("nonexistent")
@@ -112,4 +156,12 @@ import MeshCore
             #expect(try await store.allSessions().count == 1)
         }
     }
+}
+
+/// Errors collected from several threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func add(_ item: String) { lock.withLock { items.append(item) } }
+    var all: [String] { lock.withLock { items } }
 }

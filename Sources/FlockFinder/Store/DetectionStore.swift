@@ -41,10 +41,11 @@ public actor DetectionStore {
         access: TetherDatabase.Access = .readWrite
     ) throws {
         try self.init(
-            dbQueue: TetherDatabase.open(path: path, access: access),
+            // Migrated by the open (read-write), where racing processes are retried.
+            dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator),
             minimumConfidence: minimumConfidence,
             locationProvider: locationProvider,
-            migrate: access == .readWrite,
+            migrate: false,
             path: path
         )
     }

@@ -18,7 +18,8 @@ public final class SQLiteGripSessionStore: GripSessionStore {
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing GripFit sessions database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
-        try self.init(dbQueue: TetherDatabase.open(path: path, access: access), migrate: access == .readWrite, path: path)
+        // Migrated by the open (read-write), where racing processes are retried.
+        try self.init(dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator), migrate: false, path: path)
     }
 
     private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {

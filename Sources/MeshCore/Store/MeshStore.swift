@@ -15,7 +15,8 @@ public final class MeshStore: Sendable {
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing MeshCore database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
-        try self.init(dbQueue: TetherDatabase.open(path: path, access: access), migrate: access == .readWrite, path: path)
+        // Migrated by the open (read-write), where racing processes are retried.
+        try self.init(dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator), migrate: false, path: path)
     }
 
     private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
@@ -174,8 +175,10 @@ public final class MeshStore: Sendable {
             if let peer {
                 // Stored peers are key prefixes; a full key matches its prefix and vice versa.
                 let key = peer.lowercased()
+                // Prefix equality by substr (LIKE would take `%` and `_` in a key as wildcards).
                 request = request.filter(Column("kind") == MeshMessage.Kind.direct.rawValue)
-                    .filter(sql: "(? LIKE peer || '%' OR peer LIKE ? || '%')", arguments: [key, key])
+                    .filter(sql: "length(peer) > 0 AND length(?) > 0 AND (substr(?, 1, length(peer)) = peer OR substr(peer, 1, length(?)) = ?)",
+                            arguments: [key, key, key, key])
             }
             if let channel {
                 request = request.filter(Column("kind") == MeshMessage.Kind.channel.rawValue && Column("channelIndex") == channel)

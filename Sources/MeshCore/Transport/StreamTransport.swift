@@ -216,7 +216,7 @@ enum SerialPort {
         }
         if let problem = unsuitable(descriptor) {
             _ = close(descriptor)
-            throw MeshTransportError.serialPort("\(path) \(problem): give a serial port (/dev/ttyUSB0, /dev/ttyACM0), a pseudo-terminal, a FIFO or a socket")
+            throw MeshTransportError.serialPort("\(path) \(problem): give a serial port (/dev/ttyUSB0, /dev/ttyACM0), a pseudo-terminal or a FIFO")
         }
         var settings = termios()
         if tcgetattr(descriptor, &settings) == 0 {
@@ -235,7 +235,8 @@ enum SerialPort {
     }
 
     /// Why a descriptor cannot carry a companion-radio stream, if it cannot: only terminals,
-    /// FIFOs and sockets can be watched for input. A regular file, a directory, a block device,
+    /// FIFOs and sockets can be watched for input (a path opens neither a socket nor a folder
+    /// read-write, but a descriptor handed over might be one). A regular file, a directory, a block device,
     /// or a character device that is no terminal (`/dev/null`, `/dev/zero`, `/dev/urandom`)
     /// would be refused by the event loop (epoll: EPERM) or read as an endless stream.
     static func unsuitable(_ descriptor: CInt) -> String? {

@@ -229,7 +229,8 @@ final class GuestRig: BlueZTestRig {
             } catch {
                 failure = error
             }
-            guard failure.name == "org.bluez.Error.Failed", failure.message == "Busy", attempts < 50 else { throw failure }
+            let busy = failure.name == "org.bluez.Error.Busy" || (failure.name == "org.bluez.Error.Failed" && failure.message == "Busy")
+            guard busy, attempts < 50 else { throw failure }
             try await Task.sleep(for: .milliseconds(100))
         }
     }

@@ -138,10 +138,34 @@ extension FlockCommands {
             var quiet = Logger(label: "tether.flock.parse")
             quiet.logLevel = .critical
             let parser = FlockMessageParser(logger: quiet)
-            while let line = readLine(strippingNewline: true) {
-                guard !line.isEmpty else { continue }
-                let message = parser.parse(Data(line.utf8))
-                if json {
+            // Lines are framed with a bound (readLine grew with the line: 219 MB for a 100 MB
+            // line); longer ones are reported as invalid, never buffered whole.
+            var framer = NewlineFramer(maxLineLength: Self.maximumLineLength)
+            let input = FileHandle.standardInput
+            var ended = false
+            while !ended {
+                var chunk = input.availableData
+                if chunk.isEmpty {
+                    ended = true
+                    guard framer.pendingByteCount > 0 else { break }
+                    chunk = Data("\n".utf8)
+                }
+                for piece in framer.pushPieces(chunk) {
+                    switch piece {
+                    case .line(let bytes) where bytes.isEmpty: continue
+                    case .line(let bytes): try report(parser.parse(bytes))
+                    // Too long to be a payload: reported as the parser reports one, not kept.
+                    case .overlongLine(let seen): try report(.invalid(raw: "", reason: .tooLarge(seen)))
+                    }
+                }
+            }
+        }
+
+        /// No payload is longer (the parser refuses longer ones too).
+        static let maximumLineLength = FlockFinderBLEConstants.maxPayloadBytes
+
+        private func report(_ message: FlockMessage) throws {
+            if json {
                     print(try jsonLine(FlockParseReport(message)))
                 } else {
                     switch message {
@@ -151,7 +175,6 @@ extension FlockCommands {
                     }
                 }
                 flushOutput()
-            }
         }
     }
 }

@@ -117,7 +117,7 @@ extension GripFitCommands {
         var json = false
 
         func run() async throws {
-            var framer = NewlineFramer(maxLineLength: 256)
+            var framer = NewlineFramer(maxLineLength: Self.maximumLineLength)
             var quiet = Logger(label: "tether.gripfit.parse")
             quiet.logLevel = .critical
             let parser = BLEMessageParser(logger: quiet)
@@ -125,11 +125,30 @@ extension GripFitCommands {
             while true {
                 let chunk = input.availableData
                 if chunk.isEmpty { break }
-                for line in framer.pushLines(chunk) { emit(parser.parseResult(line), raw: line) }
+                for piece in framer.pushPieces(chunk) { emit(piece, parser) }
             }
             // A final line without its newline is still a message to report.
-            if framer.pendingByteCount > 0, let tail = framer.pushLines(Data("\n".utf8)).first {
-                emit(parser.parseResult(tail), raw: tail)
+            if framer.pendingByteCount > 0 {
+                for piece in framer.pushPieces(Data("\n".utf8)) { emit(piece, parser) }
+            }
+        }
+
+        /// Longer lines are no GripFit message (the firmware's are a few dozen bytes): each is
+        /// reported as `invalid`, not decoded, and never buffered beyond this.
+        static let maximumLineLength = 256
+
+        private func emit(_ piece: NewlineFramer.Piece, _ parser: BLEMessageParser) {
+            switch piece {
+            case .line(let bytes):
+                let line = String(decoding: bytes, as: UTF8.self)
+                emit(parser.parseResult(line), raw: line)
+            case .overlongLine(let seen):
+                let reason = "line longer than \(Self.maximumLineLength) bytes (\(seen) or more): not decoded"
+                if json {
+                    print((try? jsonLine(GripFitParseReport(overlong: reason))) ?? "")
+                } else {
+                    print("invalid", reason)
+                }
             }
         }
 

@@ -305,3 +305,29 @@ private let hostileByte = Gen.uint8().map { b -> UInt8 in
         #expect(framer.pushLines(backing[4...]) == ["R:7", "R:8"])
     }
 }
+
+/// Over-long lines are not lost without a word: `pushPieces` says where each one was dropped.
+@Suite struct NewlineFramerPieceTests {
+    @Test func anOverlongLineIsReportedInItsPlaceWithinAChunk() {
+        var framer = NewlineFramer(maxLineLength: 4)
+        let pieces = framer.pushPieces(Data("ab\nTOOLONG\ncd\n".utf8))
+        #expect(pieces == [.line(Data("ab".utf8)), .overlongLine(seenBytes: 7), .line(Data("cd".utf8))])
+        #expect(framer.discardedLineCount == 1)
+    }
+
+    @Test func anOverlongLineSpreadOverChunksIsReportedOnceWhereItBegan() {
+        var framer = NewlineFramer(maxLineLength: 4)
+        var pieces = framer.pushPieces(Data("ab\nTOO".utf8))
+        pieces += framer.pushPieces(Data("LONG".utf8))
+        pieces += framer.pushPieces(Data("AND LONGER".utf8))
+        pieces += framer.pushPieces(Data("\ncd\n".utf8))
+        #expect(pieces == [.line(Data("ab".utf8)), .overlongLine(seenBytes: 7), .line(Data("cd".utf8))])
+        // Nothing of the discarded line is kept meanwhile.
+        #expect(framer.pendingByteCount == 0)
+    }
+
+    @Test func pushKeepsOnlyTheLines() {
+        var framer = NewlineFramer(maxLineLength: 4)
+        #expect(framer.push(Data("ab\nTOOLONG\ncd\n".utf8)) == [Data("ab".utf8), Data("cd".utf8)])
+    }
+}

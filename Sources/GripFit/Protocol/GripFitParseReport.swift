@@ -20,6 +20,13 @@ public struct GripFitParseReport: Encodable, Sendable, Hashable {
     /// Why it was rejected.
     public var reason: String?
 
+    /// An `invalid` record for a line that was not decoded at all (`reason` says why: too
+    /// long), so nothing on the input goes unreported.
+    public init(overlong reason: String) {
+        kind = "invalid"
+        self.reason = reason
+    }
+
     /// Describes a parse result for `raw`.
     public init(_ result: Result<GripFitMessage, BLEMessageParser.ParseFailure>, raw: String) {
         switch result {

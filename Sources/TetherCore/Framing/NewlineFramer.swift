@@ -29,6 +29,19 @@ public struct NewlineFramer: Sendable {
     /// How many over-long lines were thrown away since this framer was created.
     public private(set) var discardedLineCount: Int = 0
 
+    /// What a chunk completes, in stream order: lines, and the places where an over-long line
+    /// was thrown away (so a consumer can report it where it was, not lose it silently).
+    public enum Piece: Sendable, Hashable {
+        /// A complete line, without its terminator.
+        case line(Data)
+        /// A line longer than ``NewlineFramer/maxLineLength`` was discarded; at least
+        /// `seenBytes` of it had arrived when it was.
+        case overlongLine(seenBytes: Int)
+    }
+
+    /// Filled while a chunk is scanned, handed out by ``pushPieces(_:)``.
+    private var collected: [Piece] = []
+
     private var logger: Logger
     /// Bytes of the unfinished line. Never longer than `maxLineLength`.
     private var buffer: Data
@@ -70,12 +83,18 @@ public struct NewlineFramer: Sendable {
     /// - Returns: The completed lines in stream order, each without its `\n` or `\r\n`.
     ///   Empty lines are included as empty `Data`.
     public mutating func push(_ chunk: Data) -> [Data] {
-        var lines: [Data] = []
+        pushPieces(chunk).compactMap { if case .line(let line) = $0 { line } else { nil } }
+    }
+
+    /// Feeds the next chunk of the stream and returns every line it completes and every
+    /// over-long line it discarded, in stream order.
+    public mutating func pushPieces(_ chunk: Data) -> [Piece] {
         chunk.withUnsafeBytes { raw in
             guard let base = raw.baseAddress, !raw.isEmpty else { return }
-            process(base, count: raw.count, into: &lines)
+            process(base, count: raw.count)
         }
-        return lines
+        defer { collected.removeAll(keepingCapacity: true) }
+        return collected
     }
 
     /// Feeds the next chunk of the stream and returns every line it completes as text.
@@ -102,16 +121,14 @@ public struct NewlineFramer: Sendable {
 
     // MARK: - Scanning
 
-    private mutating func process(
-        _ base: UnsafeRawPointer, count: Int, into lines: inout [Data]
-    ) {
+    private mutating func process(_ base: UnsafeRawPointer, count: Int) {
         var start = 0
 
         if heldCarriageReturn {
             heldCarriageReturn = false
             if base.load(as: UInt8.self) == Self.lineFeed {
                 // The held `\r` was a terminator: the buffer holds a complete line.
-                finishLine(base, from: 0, to: 0, into: &lines)
+                finishLine(base, from: 0, to: 0)
                 start = 1
             } else {
                 // A lone `\r` is ordinary content.
@@ -135,28 +152,26 @@ public struct NewlineFramer: Sendable {
                 if end > start && base.load(fromByteOffset: end - 1, as: UInt8.self) == Self.carriageReturn {
                     end -= 1
                 }
-                finishLine(base, from: start, to: end, into: &lines)
+                finishLine(base, from: start, to: end)
             }
             start = newline + 1
         }
     }
 
     /// Emits `buffer + base[from..<to]` as a line, or discards it if it is too long.
-    private mutating func finishLine(
-        _ base: UnsafeRawPointer, from: Int, to: Int, into lines: inout [Data]
-    ) {
+    private mutating func finishLine(_ base: UnsafeRawPointer, from: Int, to: Int) {
         let length = buffer.count + (to - from)
         if length > maxLineLength {
             noteDiscardedLine(length: length)
         } else if buffer.isEmpty {
-            lines.append(Data(bytes: base + from, count: to - from))
+            collected.append(.line(Data(bytes: base + from, count: to - from)))
         } else {
             // Copy out rather than hand over `buffer`, so its storage is reused for the
             // next partial line instead of being reallocated.
             var line = Data(capacity: length)
             line.append(buffer)
             line.append(base.assumingMemoryBound(to: UInt8.self) + from, count: to - from)
-            lines.append(line)
+            collected.append(.line(line))
         }
         buffer.removeAll(keepingCapacity: true)
     }
@@ -188,6 +203,7 @@ public struct NewlineFramer: Sendable {
 
     private mutating func noteDiscardedLine(length: Int) {
         discardedLineCount += 1
+        collected.append(.overlongLine(seenBytes: length))
         logger.warning(
             "Discarding line longer than the maximum",
             metadata: [

@@ -148,7 +148,10 @@ extension TybeCommands {
                     case .key(let stroke):
                         await MainActor.run { model.typed([stroke]) }
                         do { try await client.send(stroke) } catch { await MainActor.run { model.apply(.problem("\(error)")) } }
-                    case .ignored: break
+                    case .ignored(let sequence):
+                        // Not typed, and not in silence: the log says which keys have no HID key.
+                        let shown = terminalSafe(String(decoding: sequence.prefix(16), as: UTF8.self))
+                        await MainActor.run { model.apply(.problem("not sent: \(shown) is no key the bridge can type")) }
                     }
                 }
             }

@@ -246,4 +246,37 @@ struct TerminalKeyDecoderTests {
         #expect(decoder.push([0x1B, UInt8(ascii: "[")]).isEmpty)
         #expect(decoder.push([UInt8(ascii: "A")]) == [.key(KeyStroke(.arrowUp))])
     }
+
+    /// F5 typed "5~" on the host and Ctrl-Left ";5D": a sequence is one key, or nothing.
+    @Test(arguments: [
+        ("\u{1B}[15~", KeyStroke(.f5)), ("\u{1B}[24~", KeyStroke(.f12)), ("\u{1B}OP", KeyStroke(.f1)),
+        ("\u{1B}[1;2Q", KeyStroke(.f2, .leftShift)), ("\u{1B}[H", KeyStroke(.home)), ("\u{1B}[1~", KeyStroke(.home)),
+        ("\u{1B}[4~", KeyStroke(.end)), ("\u{1B}OF", KeyStroke(.end)), ("\u{1B}[5~", KeyStroke(.pageUp)),
+        ("\u{1B}[6~", KeyStroke(.pageDown)), ("\u{1B}[3~", KeyStroke(.delete)), ("\u{1B}[2~", KeyStroke(.insert)),
+        ("\u{1B}[1;5D", KeyStroke(.arrowLeft, .leftCtrl)), ("\u{1B}[1;3A", KeyStroke(.arrowUp, .leftAlt)),
+        ("\u{1B}[3;5~", KeyStroke(.delete, .leftCtrl)), ("\u{1B}[Z", KeyStroke(.tab, .leftShift)),
+        ("\u{1B}OA", KeyStroke(.arrowUp)),
+    ])
+    func sequencesBecomeTheirKeys(input: String, stroke: KeyStroke) {
+        var decoder = TerminalKeyDecoder()
+        #expect(decoder.push(Array(input.utf8)) == [.key(stroke)])
+        // The same bytes one at a time.
+        var slow = TerminalKeyDecoder()
+        #expect(input.utf8.flatMap { slow.push([$0]) } == [.key(stroke)])
+    }
+
+    @Test func sequencesWithoutAKeyAreIgnoredWholeAndTypingGoesOn() {
+        var decoder = TerminalKeyDecoder()
+        // Bracketed paste markers, a focus report, an unknown ~ number, then ordinary typing.
+        let out = decoder.push(Array("\u{1B}[200~\u{1B}[I\u{1B}[99~x".utf8))
+        #expect(out == [.ignored(Array("\u{1B}[200~".utf8)), .ignored(Array("\u{1B}[I".utf8)),
+                        .ignored(Array("\u{1B}[99~".utf8)), .key(KeyStroke(.x))])
+    }
+
+    @Test func anEndlessSequenceIsNotHeldForever() {
+        var decoder = TerminalKeyDecoder()
+        let out = decoder.push([0x1B, UInt8(ascii: "[")] + Array(repeating: UInt8(ascii: "1"), count: 100))
+        #expect(out.count == 1)
+        #expect(decoder.push(Array("a".utf8)) == [.key(KeyStroke(.a))])
+    }
 }

@@ -152,6 +152,8 @@ public struct HIDKey: RawRepresentable, Hashable, Sendable, Codable {
     public static let f12 = HIDKey(rawValue: 0x45)
 
     // MARK: Navigation
+    /// Insert.
+    public static let insert = HIDKey(rawValue: 0x49)
     /// Home.
     public static let home = HIDKey(rawValue: 0x4A)
     /// Page Up.
@@ -200,7 +202,7 @@ public struct HIDKey: RawRepresentable, Hashable, Sendable, Codable {
     /// Keys whose label is a glyph or word rather than the character they type.
     private static let labels: [UInt8: String] = [
         0x28: "↩", 0x29: "esc", 0x2A: "⌫", 0x2B: "⇥", 0x2C: "␣", 0x39: "⇪",
-        0x4A: "↖", 0x4B: "⇞", 0x4C: "⌦", 0x4D: "↘", 0x4E: "⇟",
+        0x49: "ins", 0x4A: "↖", 0x4B: "⇞", 0x4C: "⌦", 0x4D: "↘", 0x4E: "⇟",
         0x4F: "→", 0x50: "←", 0x51: "↓", 0x52: "↑",
         0x90: "한/영", 0x91: "漢字",
     ]

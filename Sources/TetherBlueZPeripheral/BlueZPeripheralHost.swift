@@ -393,21 +393,31 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// After bluetoothd restarted: the agent again, as the default (on the queue).
     private func registerAgentAgain(on connection: DBusConnection) {
         guard agentTree != nil else { return }
-        let agentPath = self.agentPath, activity = activityContinuation
-        connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
-                                    member: "RegisterAgent", body: [.objectPath(agentPath), .string(agentCapability)])) { result in
-            // AlreadyExists: an earlier attempt of this round registered it.
-            if case .failure(let error) = result, error.name != "org.bluez.Error.AlreadyExists" {
-                activity.yield(.problem("bluetoothd is back but refused the pairing agent: \(error.message)"))
-                return
-            }
-            connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
-                                        member: "RequestDefaultAgent", body: [.objectPath(agentPath)])) { result in
-                if case .failure(let error) = result {
-                    activity.yield(.problem("the pairing agent is not bluetoothd's default: \(error.message)"))
-                }
+        let activity = activityContinuation
+        Task { [weak self] in
+            guard let self else { return }
+            do throws(DBusError) {
+                try await self.announceAgent(on: connection)
+            } catch {
+                activity.yield(.problem("bluetoothd is back but the pairing agent is not its default: \(error.message)"))
             }
         }
+    }
+
+    /// `RegisterAgent` (AlreadyExists: an earlier attempt registered it), then
+    /// `RequestDefaultAgent`: at start and after bluetoothd restarted.
+    private func announceAgent(on connection: DBusConnection) async throws(DBusError) {
+        let path = agentPath
+        do {
+            _ = try await connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
+                                                      member: "RegisterAgent", body: [.objectPath(path), .string(agentCapability)]),
+                                          timeout: configuration.callTimeout)
+        } catch {
+            guard error.name == "org.bluez.Error.AlreadyExists" else { throw error }
+        }
+        _ = try await connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
+                                                  member: "RequestDefaultAgent", body: [.objectPath(path)]),
+                                      timeout: configuration.callTimeout)
     }
 
     /// Registers the pairing agent and makes it bluetoothd's default: requests of a central
@@ -420,12 +430,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         tree.add(path, interfaces: [agent.interface(logger: logger) { $0.isDescendant(of: adapter) }])
         tree.export()
         await onQueue { [self] in agentTree = tree }
-        _ = try await connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
-                                                  member: "RegisterAgent", body: [.objectPath(path), .string(agent.capability)]),
-                                      timeout: configuration.callTimeout)
-        _ = try await connection.call(.methodCall(destination: BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManagerInterface,
-                                                  member: "RequestDefaultAgent", body: [.objectPath(path)]),
-                                      timeout: configuration.callTimeout)
+        try await announceAgent(on: connection)
     }
 
     /// Unregisters the advertisement and the application, ends the virtual link and closes

@@ -26,6 +26,13 @@ struct BenchCommand: AsyncParsableCommand {
                              discussion: "On the simulator by default (its link model); with --driver bluez the echo peripheral is hosted on --peripheral-adapter and reached from --adapter (default hci0), on the system bus: bluezoo, or bluetoothd with two controllers."))
     var link = false
 
+    @Flag(help: ArgumentHelp("Measure resident memory while hostile peers flood MeshCore byte streams instead, in real time: an app that floods the emulator's TCP host and never reads; a radio that floods the client with random bytes, valid pushes or MSG_WAITING.",
+                             discussion: "Each case floods for --seconds; a bound on memory shows as a small, flat growth."))
+    var hostileStreams = false
+
+    @Option(help: "With --hostile-streams: how long each case floods, in seconds (1…60).")
+    var seconds = 2.0
+
     @Option(help: "With --link and --driver bluez: the adapter that hosts the echo peripheral.")
     var peripheralAdapter = "hci1"
 
@@ -37,10 +44,24 @@ struct BenchCommand: AsyncParsableCommand {
         guard (1...4096).contains(megabytes) else { throw ValidationError("--megabytes must be between 1 and 4096") }
         guard (1...10_000_000).contains(notifications) else { throw ValidationError("--notifications must be between 1 and 10000000") }
         guard (1...512).contains(maximumValueLength) else { throw ValidationError("--maximum-value-length must be between 1 and 512") }
+        guard seconds.isFinite, (1...60).contains(seconds) else { throw ValidationError("--seconds must be between 1 and 60") }
+        guard !(link && hostileStreams) else { throw ValidationError("--link and --hostile-streams are separate runs: give one") }
     }
 
     func run() async throws {
         let selection = DriverSelection.current
+        if hostileStreams {
+            let figures: [StreamBench.Figure]
+            do {
+                figures = try await StreamBench.run(seconds: seconds) { line in
+                    FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+                }
+            } catch {
+                throw CLIError.from(error)
+            }
+            for figure in figures { report(figure.name, figure.value, figure.unit) }
+            return
+        }
         if link {
             try await runLink(selection)
             return

@@ -105,6 +105,10 @@ struct MeshTarget: ParsableArguments {
             let firmware = await manager.deviceInfo?.firmwareVersion ?? "?"
             note("Connected to \(terminalSafe(info.name)) (firmware \(terminalSafe(firmware))), \(await manager.contacts.count) contacts")
         }
+        let omitted = await manager.omittedContactCount
+        if omitted > 0 {
+            note("The radio listed \(omitted) more contact(s) than the \(manager.session.configuration.maximumReplyFrames) kept; they are not shown or stored")
+        }
         if announceNewMessages {
             // The startup is over once connect returned: what it stored is counted.
             // A note, not a reason to fail the command (or to leave the link open).

@@ -7,6 +7,41 @@ import Testing
 @testable import TetherCore
 @testable import TetherSimulator
 
+/// What a test client's channel reports: bytes as they arrive, then its end.
+enum ByteStreamEvent: Sendable {
+    case bytes(Data)
+    case closed((any Error)?)
+}
+
+/// Forwards a test client's inbound bytes and its end to an `AsyncStream` (unbounded: tests
+/// read what they asked for; a test that wants a client that never reads turns autoRead off).
+final class ByteStreamEventHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let continuation: AsyncStream<ByteStreamEvent>.Continuation
+    private var error: (any Error)?
+
+    init(_ continuation: AsyncStream<ByteStreamEvent>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        if buffer.readableBytes > 0 { continuation.yield(.bytes(Data(buffer.readableBytesView))) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        self.error = error
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        continuation.yield(.closed(error))
+        continuation.finish()
+        context.fireChannelInactive()
+    }
+}
+
 /// A raw NIO client of the stream host: writes `<`-framed commands, reassembles `>` frames.
 final class EmulatorStreamClient: @unchecked Sendable {
     // Used by one test task at a time, sequentially.
@@ -21,24 +56,41 @@ final class EmulatorStreamClient: @unchecked Sendable {
         self.events = events.makeAsyncIterator()
     }
 
-    static func tcp(port: Int) async throws -> EmulatorStreamClient {
-        let (stream, continuation) = ByteStreamHandler.makeStream()
+    /// A TCP client; with `reading` false it never reads what the host sends (and its
+    /// receive buffer is made small, so the host's replies back up at once).
+    static func tcp(port: Int, reading: Bool = true) async throws -> EmulatorStreamClient {
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteStreamEvent.self)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.autoRead, value: reading)
+            .channelOption(.socketOption(.so_rcvbuf), value: reading ? 128 * 1024 : 4096)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ByteStreamHandler(continuation)) }
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ByteStreamEventHandler(continuation)) }
             }
             .connect(host: "127.0.0.1", port: port).get()
         return EmulatorStreamClient(channel: channel, events: stream)
     }
 
     static func descriptor(_ descriptor: Int32) async throws -> EmulatorStreamClient {
-        let (stream, continuation) = ByteStreamHandler.makeStream()
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteStreamEvent.self)
         let channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ByteStreamHandler(continuation)) }
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ByteStreamEventHandler(continuation)) }
             }
             .takingOwnershipOfDescriptor(inputOutput: descriptor).get()
         return EmulatorStreamClient(channel: channel, events: stream)
+    }
+
+    /// Writes `chunk` again and again until the connection fails (the host closed it), each
+    /// write awaited so the test client buffers nothing itself.
+    func flood(_ chunk: Data) -> Task<Int, Never> {
+        let channel = self.channel
+        return Task {
+            var written = 0
+            while true {
+                do { try await channel.writeAndFlush(ByteBuffer(bytes: chunk)) } catch { return written }
+                written += chunk.count
+            }
+        }
     }
 
     func write(_ bytes: Data) async throws {

@@ -107,6 +107,9 @@ public final class CompanionRadio {
     /// True while a contact listing is still going out (GET_CONTACTS then answers ERR 4).
     public var isListingContacts: Bool { listing != nil }
 
+    /// Frames waiting in the outbox (replies and pushes not yet taken by a host).
+    public var pendingOutputCount: Int { outbox.count }
+
     /// True when the outbox holds frames or a listing is in progress.
     public var hasPendingOutput: Bool { !outbox.isEmpty || listing != nil }
 

@@ -13,21 +13,59 @@ import TetherSimulator
 /// client replaces the previous one, as the WiFi firmware does; a serial descriptor becomes the
 /// app as soon as it sends a frame. Received frames hop to the ``SimulationActor`` to reach the
 /// radio; frames the radio produces are written in order as soon as they are ready.
+///
+/// Memory stays bounded whatever an app sends (see ``Limits``): an app's commands are read
+/// only while fewer than ``Limits/replyBacklog`` frames wait to be written to it, so an app
+/// that sends without reading is slowed by the kernel's flow control; one that leaves its
+/// backlog unread for ``Limits/stallTimeout`` is disconnected; and when an app leaves, what
+/// was waiting for it is dropped (its messages go back to the radio's queue) so the next app
+/// is served at once.
 @SimulationActor
 public final class MeshCoreStreamHost {
+    /// Per-app bounds.
+    public struct Limits: Sendable, Hashable {
+        /// Frames (replies and pushes) that may wait to be written to an app before the host
+        /// stops reading that app's commands.
+        public var replyBacklog: Int
+        /// How long an app may leave a full backlog unread before it is disconnected.
+        public var stallTimeout: Duration
+
+        /// Creates limits; `replyBacklog` is at least 1.
+        public init(replyBacklog: Int = 64, stallTimeout: Duration = .seconds(10)) {
+            self.replyBacklog = max(1, replyBacklog)
+            self.stallTimeout = stallTimeout
+        }
+    }
+
     /// The radio being served.
     public let radio: CompanionRadio
+    /// The per-app bounds.
+    public let limits: Limits
     /// Frames received from apps so far.
     public private(set) var framesReceived = 0
     /// Frames written to apps so far.
     public private(set) var framesSent = 0
+    /// Apps disconnected because they left their replies unread.
+    public private(set) var stalledClientsDropped = 0
 
     private enum Kind { case tcp, serial }
 
-    private struct Client {
+    @SimulationActor
+    private final class Client {
         let channel: any Channel
         let kind: Kind
-        let task: Task<Void, Never>
+        var task: Task<Void, Never>?
+        /// Frames handed to the socket whose write has not completed.
+        var unconfirmed = 0
+        /// Completed writes so far; the stall timer compares it.
+        var progress = 0
+        /// The read loop, parked while the backlog is full.
+        var waitingForRoom: CheckedContinuation<Bool, Never>?
+
+        init(channel: any Channel, kind: Kind) {
+            self.channel = channel
+            self.kind = kind
+        }
     }
 
     private let group: any EventLoopGroup
@@ -43,10 +81,12 @@ public final class MeshCoreStreamHost {
     /// ``serve(fileDescriptor:)``.
     public init(
         radio: CompanionRadio,
+        limits: Limits = Limits(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "meshcore.emulator.stream-host")
     ) {
         self.radio = radio
+        self.limits = limits
         self.group = group
         self.logger = logger
     }
@@ -59,12 +99,14 @@ public final class MeshCoreStreamHost {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Replies wait in the radio, where they are counted, not in a kernel buffer that
+            // grows to megabytes for an app that does not read.
+            .childChannelOption(.socketOption(.so_sndbuf), value: 32 * 1024)
             .childChannelInitializer { [weak self] channel in
-                let (stream, continuation) = ByteStreamHandler.makeStream()
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteStreamHandler(continuation))
-                }.map {
-                    Task { @SimulationActor in self?.attach(channel, kind: .tcp, events: stream) }
+                ByteStreamChannel.wrap(channel).map { connection in
+                    Task { @SimulationActor in
+                        if let self { self.attach(connection, kind: .tcp) } else { connection.channel.close(promise: nil) }
+                    }
                 }
             }
             .bind(host: host, port: port).get()
@@ -79,15 +121,9 @@ public final class MeshCoreStreamHost {
     /// Serves the radio on a descriptor (for example the master side of a pty), taking
     /// ownership of it: it is closed with the host.
     public func serve(fileDescriptor: Int32) async throws {
-        let (stream, continuation) = ByteStreamHandler.makeStream()
-        let channel = try await NIOPipeBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteStreamHandler(continuation))
-                }
-            }
-            .takingOwnershipOfDescriptor(inputOutput: fileDescriptor).get()
-        attach(channel, kind: .serial, events: stream)
+        let connection = try await NIOPipeBootstrap(group: group)
+            .takingOwnershipOfDescriptor(inputOutput: fileDescriptor) { ByteStreamChannel.wrap($0) }
+        attach(connection, kind: .serial)
     }
 
     /// Stops listening, closes every connection and detaches the app.
@@ -95,19 +131,23 @@ public final class MeshCoreStreamHost {
         closed = true
         let server = self.server
         self.server = nil
-        let channels = clients.values.map(\.channel)
-        for client in clients.values { client.task.cancel() }
+        let all = Array(clients.values)
         clients.removeAll()
+        for client in all {
+            client.task?.cancel()
+            client.waitingForRoom?.resume(returning: false)
+            client.waitingForRoom = nil
+        }
         deactivate()
         try? await server?.close()
-        for channel in channels { try? await channel.close() }
+        for client in all { try? await client.channel.close() }
     }
 
     // MARK: Connections
 
-    private func attach(_ channel: any Channel, kind: Kind, events: AsyncStream<ByteStreamEvent>) {
+    private func attach(_ connection: ByteStreamChannel.Connection, kind: Kind) {
         guard !closed else {
-            channel.close(promise: nil)
+            connection.channel.close(promise: nil)
             return
         }
         nextClientID += 1
@@ -116,25 +156,29 @@ public final class MeshCoreStreamHost {
             // One app at a time, as the WiFi firmware: the newcomer wins.
             for (other, client) in clients where client.kind == .tcp {
                 logger.info("a new TCP client replaces client \(other)")
-                client.channel.close(promise: nil)
+                drop(other)
             }
         }
-        let task = Task { @SimulationActor [weak self] in
-            var reassembler: LengthPrefixedReassembler<ContinuousClock.Instant> =
-                MeshCoreStreamFraming.reassembler(receiving: .toRadio)
-            for await event in events {
-                guard let self else { return }
-                switch event {
-                case .bytes(let bytes):
-                    for frame in reassembler.push(bytes, at: ContinuousClock.now) {
-                        self.received(frame, from: id)
+        let client = Client(channel: connection.channel, kind: kind)
+        clients[id] = client
+        client.task = Task { @SimulationActor [weak self] in
+            do {
+                try await connection.executeThenClose { inbound, _ in
+                    var reassembler: LengthPrefixedReassembler<ContinuousClock.Instant> =
+                        MeshCoreStreamFraming.reassembler(receiving: .toRadio)
+                    for try await buffer in inbound {
+                        for frame in reassembler.push(Data(buffer.readableBytesView), at: ContinuousClock.now) {
+                            guard let self, self.clients[id] != nil else { return }
+                            self.received(frame, from: id)
+                            guard await self.roomForMore(id) else { return }
+                        }
                     }
-                case .closed:
-                    self.detach(id)
                 }
+            } catch {
+                self?.logger.debug("client \(id) ended: \(error)")
             }
+            self?.detach(id)
         }
-        clients[id] = Client(channel: channel, kind: kind, task: task)
         if kind == .tcp { activate(id) }
     }
 
@@ -145,8 +189,50 @@ public final class MeshCoreStreamHost {
         radio.receive(frame)
     }
 
+    /// Frames waiting to be written to the app: the radio's outbox plus writes in flight.
+    private func backlog(_ client: Client) -> Int {
+        radio.pendingOutputCount + client.unconfirmed
+    }
+
+    /// Waits until the app's backlog is below the limit; false when the app is gone. An app
+    /// that completes no write for ``Limits/stallTimeout`` meanwhile is disconnected.
+    private func roomForMore(_ id: Int) async -> Bool {
+        guard let client = clients[id] else { return false }
+        guard active == id, backlog(client) >= limits.replyBacklog else { return true }
+        let progress = client.progress
+        let timeout = limits.stallTimeout
+        let watchdog = Task { @SimulationActor [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled, let self, let client = self.clients[id],
+                  client.waitingForRoom != nil, client.progress == progress else { return }
+            self.stalledClientsDropped += 1
+            self.logger.warning("client \(id) left \(self.backlog(client)) replies unread for \(timeout); disconnected")
+            self.drop(id)
+        }
+        defer { watchdog.cancel() }
+        return await withCheckedContinuation { continuation in
+            client.waitingForRoom?.resume(returning: false)
+            client.waitingForRoom = continuation
+        }
+    }
+
+    private func wakeIfRoom(_ client: Client) {
+        guard let waiting = client.waitingForRoom, backlog(client) < limits.replyBacklog else { return }
+        client.waitingForRoom = nil
+        waiting.resume(returning: true)
+    }
+
+    /// Disconnects an app now: its read loop stops and its backlog is dropped.
+    private func drop(_ id: Int) {
+        guard let client = clients[id] else { return }
+        client.channel.close(promise: nil)
+        detach(id)
+    }
+
     private func detach(_ id: Int) {
-        guard clients.removeValue(forKey: id) != nil else { return }
+        guard let client = clients.removeValue(forKey: id) else { return }
+        client.waitingForRoom?.resume(returning: false)
+        client.waitingForRoom = nil
         if active == id { deactivate() }
     }
 
@@ -178,21 +264,42 @@ public final class MeshCoreStreamHost {
         }
     }
 
+    /// Hands frames to the active app's socket, at most ``Limits/replyBacklog`` unconfirmed
+    /// at a time (written together, confirmed together): an app that does not read stops the
+    /// flow here, not in memory.
     private func flush() {
-        guard let active, let channel = clients[active]?.channel else { return }
-        while let output = radio.nextOutput() {
-            framesSent += 1
-            let framed = MeshCoreStreamFraming.frame(output.frame, direction: .fromRadio)
-            channel.writeAndFlush(ByteBuffer(bytes: framed)).whenComplete { [weak self] result in
-                Task { @SimulationActor in
-                    guard let self else { return }
-                    switch result {
-                    case .success: self.radio.delivered(output)
-                    case .failure: self.radio.undelivered(output)
-                    }
+        guard let id = active, let client = clients[id] else { return }
+        var batch: [CompanionRadio.Output] = []
+        var bytes = ByteBuffer()
+        while client.unconfirmed + batch.count < limits.replyBacklog, let output = radio.nextOutput() {
+            batch.append(output)
+            bytes.writeBytes(MeshCoreStreamFraming.frame(output.frame, direction: .fromRadio))
+        }
+        guard !batch.isEmpty else {
+            wakeIfRoom(client)
+            return
+        }
+        framesSent += batch.count
+        client.unconfirmed += batch.count
+        let written = batch
+        client.channel.writeAndFlush(bytes).whenComplete { [weak self] result in
+            Task { @SimulationActor in
+                guard let self else { return }
+                client.unconfirmed -= written.count
+                switch result {
+                case .success:
+                    client.progress += 1
+                    for output in written { self.radio.delivered(output) }
+                case .failure:
+                    // Back to the front of the outbox (or the queue) in their order.
+                    for output in written.reversed() { self.radio.undelivered(output) }
                 }
+                guard self.clients[id] === client else { return }
+                self.wakeIfRoom(client)
+                if self.radio.hasPendingOutput { self.scheduleFlush() }
             }
         }
+        wakeIfRoom(client)
     }
 }
 

@@ -111,6 +111,9 @@ public actor ConnectionManager {
     public private(set) var deviceInfo: DeviceInfo?
     /// The radio's contacts.
     public private(set) var contacts: [MeshContact] = []
+    /// Contacts the radio listed beyond the session's limit at the last startup, and that are
+    /// not in ``contacts`` (see ``MeshCoreSession/Configuration/maximumReplyFrames``).
+    public private(set) var omittedContactCount = 0
     /// The radio's channels.
     public private(set) var channels: [ChannelInfo] = []
     /// How many times the startup sequence completed.
@@ -275,6 +278,7 @@ public actor ConnectionManager {
             try checkCurrent(mine)
             try await store.replaceContacts(listing.contacts)
             contacts = listing.contacts
+            omittedContactCount = listing.omittedCount
             publish(.contactsUpdated(contacts))
 
             step = .channels

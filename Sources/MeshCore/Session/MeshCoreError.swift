@@ -22,6 +22,8 @@ public enum MeshCoreError: Error, Sendable, Hashable, LocalizedError {
     case unknownContact(String)
     /// A startup step of the connection manager failed.
     case startupFailed(step: String, reason: String)
+    /// The radio's reply to `command` went on far beyond any real one (`frames` so far).
+    case replyTooLong(command: String, frames: Int)
 
     public var errorDescription: String? {
         switch self {
@@ -35,6 +37,7 @@ public enum MeshCoreError: Error, Sendable, Hashable, LocalizedError {
         case .transport(let reason): "Transport: \(reason)"
         case .unknownContact(let name): "No contact named \(name)"
         case .startupFailed(let step, let reason): "Startup step \(step) failed: \(reason)"
+        case .replyTooLong(let command, let frames): "The radio's reply to \(command) did not end after \(frames) frames"
         }
     }
 

@@ -41,4 +41,14 @@ public struct ContactList: Sendable, Hashable {
     public let contacts: [MeshContact]
     /// The most recent modification time among them (pass to a later `contacts(since:)`).
     public let lastModified: UInt32
+    /// Contacts the radio sent beyond the session's
+    /// ``MeshCoreSession/Configuration/maximumReplyFrames`` and that are not in ``contacts``.
+    public let omittedCount: Int
+
+    /// Creates a listing.
+    public init(contacts: [MeshContact], lastModified: UInt32, omittedCount: Int = 0) {
+        self.contacts = contacts
+        self.lastModified = lastModified
+        self.omittedCount = omittedCount
+    }
 }

@@ -32,6 +32,10 @@ public actor MeshCoreSession {
         public var autoFetchMessages: Bool
         /// How many events a slow subscriber may have waiting before the oldest are dropped.
         public var eventBufferSize: Int
+        /// The most frames one reply may bring (a contact listing's contacts). Frames beyond it
+        /// are counted, not kept (``ContactList/omittedCount``); a reply that goes on for
+        /// four times as many fails with ``MeshCoreError/replyTooLong(command:frames:)``.
+        public var maximumReplyFrames: Int
 
         /// Creates a configuration.
         public init(
@@ -39,13 +43,15 @@ public actor MeshCoreSession {
             commandTimeout: Duration = .seconds(5),
             protocolVersion: UInt8 = 3,
             autoFetchMessages: Bool = true,
-            eventBufferSize: Int = 1024
+            eventBufferSize: Int = 1024,
+            maximumReplyFrames: Int = 10_000
         ) {
             self.appName = appName
             self.commandTimeout = commandTimeout
             self.protocolVersion = protocolVersion
             self.autoFetchMessages = autoFetchMessages
             self.eventBufferSize = eventBufferSize
+            self.maximumReplyFrames = max(1, maximumReplyFrames)
         }
     }
 
@@ -193,7 +199,7 @@ public actor MeshCoreSession {
     /// radio's total, not the number that follows, so the listing is read to END_OF_CONTACTS.
     public func contacts(since: UInt32? = nil) async throws -> ContactList {
         var contacts: [MeshContact] = []
-        let frames = try await execute(.getContacts(since: since)) { frame in
+        let reply = try await executeReply(.getContacts(since: since)) { frame in
             switch frame {
             case .contactsStart, .contact: .more
             case .endOfContacts: .complete
@@ -201,7 +207,7 @@ public actor MeshCoreSession {
             }
         }
         var lastModified: UInt32 = since ?? 0
-        for frame in frames {
+        for frame in reply.frames {
             switch frame {
             case .contact(let contact): contacts.append(contact)
             // The firmware reports 0 when nothing newer was sent: keep the caller's cursor.
@@ -209,7 +215,7 @@ public actor MeshCoreSession {
             default: break
             }
         }
-        return ContactList(contacts: contacts, lastModified: lastModified)
+        return ContactList(contacts: contacts, lastModified: lastModified, omittedCount: reply.omitted)
     }
 
     /// Sends a direct message once; returns the radio's SENT (expected ack and timeout).
@@ -337,7 +343,21 @@ public actor MeshCoreSession {
 
     /// Sends any command and returns the frames of its reply (for commands without a typed
     /// method). `accept` classifies each non-push frame the radio sends while it waits.
+    /// At most ``Configuration/maximumReplyFrames`` frames are returned; a warning is logged
+    /// when a reply brought more.
     public func execute(_ command: MeshCoreCommand, _ accept: @escaping @Sendable (MeshCoreFrame) -> ReplyMatch) async throws -> [MeshCoreFrame] {
+        let reply = try await executeReply(command, accept)
+        return reply.frames
+    }
+
+    /// A reply's frames, and how many frames beyond ``Configuration/maximumReplyFrames`` it
+    /// brought and were not kept.
+    struct Reply: Sendable {
+        var frames: [MeshCoreFrame] = []
+        var omitted = 0
+    }
+
+    func executeReply(_ command: MeshCoreCommand, _ accept: @escaping @Sendable (MeshCoreFrame) -> ReplyMatch) async throws -> Reply {
         let bytes: Data
         do { bytes = try command.encoded() } catch { throw MeshCoreError.invalidCommand(error) }
         await takeTurn()
@@ -366,7 +386,7 @@ public actor MeshCoreSession {
         finish(.failure(CancellationError()))
     }
 
-    private func waitForReply(_ id: Int) async throws -> [MeshCoreFrame] {
+    private func waitForReply(_ id: Int) async throws -> Reply {
         try await withCheckedThrowingContinuation { continuation in
             guard var current = pending, current.id == id else {
                 // Resolved (and cleared) while the send was in flight cannot happen: results
@@ -400,9 +420,9 @@ public actor MeshCoreSession {
         let id: Int
         let name: String
         let accept: @Sendable (MeshCoreFrame) -> ReplyMatch
-        var frames: [MeshCoreFrame] = []
-        var result: Result<[MeshCoreFrame], any Error>?
-        var continuation: CheckedContinuation<[MeshCoreFrame], any Error>?
+        var reply = Reply()
+        var result: Result<Reply, any Error>?
+        var continuation: CheckedContinuation<Reply, any Error>?
         var timer: Task<Void, Never>?
     }
 
@@ -435,7 +455,7 @@ public actor MeshCoreSession {
         finish(.failure(MeshCoreError.timeout(command: current.name)))
     }
 
-    private func finish(_ result: Result<[MeshCoreFrame], any Error>) {
+    private func finish(_ result: Result<Reply, any Error>) {
         guard var current = pending else { return }
         current.timer?.cancel()
         current.timer = nil
@@ -505,12 +525,25 @@ public actor MeshCoreSession {
         }
         switch current.accept(frame) {
         case .complete:
-            current.frames.append(frame)
+            current.reply.frames.append(frame)
             pending = current
-            finish(.success(current.frames))
+            if current.reply.omitted > 0 {
+                logger.warning("A reply was longer than kept", metadata: [
+                    "command": "\(current.name)", "kept": "\(current.reply.frames.count)", "omitted": "\(current.reply.omitted)"])
+            }
+            finish(.success(current.reply))
         case .more:
-            current.frames.append(frame)
+            let limit = configuration.maximumReplyFrames
+            if current.reply.frames.count < limit {
+                current.reply.frames.append(frame)
+            } else {
+                current.reply.omitted += 1
+            }
             pending = current
+            if current.reply.frames.count + current.reply.omitted > 4 * limit {
+                finish(.failure(MeshCoreError.replyTooLong(command: current.name, frames: current.reply.frames.count + current.reply.omitted)))
+                return
+            }
             armTimer(current.id)
         case .notMine:
             unexpectedReply(frame)

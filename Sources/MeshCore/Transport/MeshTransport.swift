@@ -1,4 +1,11 @@
 import Foundation
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A byte pipe to a MeshCore companion radio that carries one companion-protocol frame per
 /// ``send(_:)`` and one per element of ``receivedData`` (PocketMesh's transport abstraction).
@@ -47,6 +54,8 @@ public enum MeshTransportError: Error, Sendable, Hashable, LocalizedError {
     case frameTooLarge(Int)
     /// The serial device could not be opened or configured.
     case serialPort(String)
+    /// The radio has left so much of what was sent unread that nothing more is queued.
+    case radioNotReading
 
     public var errorDescription: String? {
         switch self {
@@ -54,6 +63,30 @@ public enum MeshTransportError: Error, Sendable, Hashable, LocalizedError {
         case .connectionFailed(let reason): "Could not reach the radio: \(reason)"
         case .frameTooLarge(let size): "A \(size)-byte frame is longer than the radio accepts"
         case .serialPort(let reason): "Serial port: \(reason)"
+        case .radioNotReading: "The radio is not reading what is sent to it"
+        }
+    }
+
+    /// One line for a networking error, in words rather than type names: the OS's reason
+    /// for a system call that failed, the last reason for a connection attempt.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as IOError:
+            return String(cString: strerror(error.errnoCode))
+        case let error as NIOConnectionError:
+            if let last = error.connectionErrors.last { return describe(last.error) }
+            if error.dnsAError != nil || error.dnsAAAAError != nil { return "cannot resolve \(error.host)" }
+            return "no address for \(error.host)"
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout(let timeout): return "no answer within \(timeout.nanoseconds / 1_000_000) ms"
+            case .ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed, .inputClosed: return "the connection was closed"
+            default: return "\(error)"
+            }
+        case let error as any LocalizedError:
+            return error.errorDescription ?? "\(error)"
+        default:
+            return "\(error)"
         }
     }
 }

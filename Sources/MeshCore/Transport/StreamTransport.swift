@@ -16,6 +16,12 @@ import Darwin
 /// back; inbound frames are reassembled across reads, bounded, and garbage is skipped. When the
 /// radio closes the link the transport reports ``MeshLinkEvent/disconnected(reason:)`` and the
 /// connection manager decides whether to connect again.
+///
+/// Memory stays bounded whatever the radio (or whatever sits on the line) sends: frames wait
+/// for their reader in a queue of ``frameQueueCapacity``; when it is full the transport stops
+/// reading, so the kernel's flow control slows the sender, and nothing already received is
+/// dropped. At most 144 KiB of unread bytes, one partial frame and ``frameQueueCapacity``
+/// frames (≤ 300 bytes each) are held per connection.
 public actor StreamTransport: MeshTransport, MeshLinkReporting {
     /// Where the radio is.
     public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
@@ -36,6 +42,9 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
     public static let defaultTCPPort = 5000
     /// The companion firmware's serial speed.
     public static let defaultBaudRate = 115_200
+    /// Frames received and not yet taken by the reader of ``receivedData``; the transport
+    /// stops reading the link while this many wait.
+    public static let frameQueueCapacity = 256
 
     /// Where this transport connects.
     public nonisolated let endpoint: Endpoint
@@ -46,13 +55,18 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
     public private(set) var isConnected = false
     /// Inbound frames dropped as oversized or corrupt since creation.
     public var discardedFrameCount: Int { reassembler.discardedFrameCount }
+    /// Frames received and waiting for the reader of ``receivedData``.
+    public var queuedFrameCount: Int { inbox.count }
+    /// Bytes skipped outside any frame (line noise, garbage) since creation.
+    public var skippedByteCount: Int { reassembler.skippedByteCount }
 
     private var channel: (any Channel)?
     private var connecting: Task<Void, any Error>?
     private var serial = 0
-    private var received = Broadcaster<Data>(bufferSize: 4096)
     private var link = Broadcaster<MeshLinkEvent>(bufferSize: 64)
     private var reassembler: LengthPrefixedReassembler<ContinuousClock.Instant> = MeshCoreStreamFraming.reassembler(receiving: .fromRadio)
+    private var inbox = FrameInbox(capacity: StreamTransport.frameQueueCapacity)
+    private var discardsReported = 0
     private let clock = ContinuousClock()
     private let logger = Logger(label: "tether.meshcore.stream")
 
@@ -72,9 +86,16 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
         StreamTransport(endpoint: .serial(path: path, baudRate: baudRate))
     }
 
-    /// Frames from the radio, one element per frame.
+    /// Frames from the radio, one element per frame, in order.
+    ///
+    /// One reader at a time: asking again ends the previous stream (a session subscribes
+    /// afresh on every start). The stream outlives reconnections; frames that arrive while
+    /// nobody reads wait in the queue, and while it is full the link is not read.
     public var receivedData: AsyncStream<Data> {
-        received.subscribe { [weak self] token in Task { await self?.removeReceiver(token) } }
+        let subscription = inbox.subscribe()
+        return AsyncStream(unfolding: { [weak self] in
+            await self?.nextFrame(subscription)
+        })
     }
 
     /// Link changes: connected, then disconnected when either side closes.
@@ -99,27 +120,37 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
     private func open() async throws {
         serial += 1
         let mine = serial
-        let (events, continuation) = ByteStreamHandler.makeStream()
-        let channel: any Channel
+        let connection: ByteStreamChannel.Connection
         do {
-            channel = try await openChannel(continuation)
+            connection = try await openChannel()
         } catch let error as MeshTransportError {
             throw error
         } catch {
-            throw MeshTransportError.connectionFailed("\(endpoint): \(error)")
+            throw MeshTransportError.connectionFailed("\(endpoint): \(MeshTransportError.describe(error))")
         }
         guard mine == serial else {
             // disconnect() ran while we were opening.
-            try? await channel.close()
+            try? await connection.channel.close()
             throw MeshTransportError.notConnected
         }
-        self.channel = channel
+        channel = connection.channel
         reassembler.reset()
+        inbox.removeAll()
         isConnected = true
         logger.info("Connected", metadata: ["endpoint": "\(endpoint)"])
         link.yield(.connected)
         Task { [weak self] in
-            for await event in events { await self?.handle(event, serial: mine) }
+            var failure: (any Error)?
+            do {
+                try await connection.executeThenClose { inbound, _ in
+                    for try await buffer in inbound {
+                        guard let self, await self.ingest(buffer, serial: mine) else { return }
+                    }
+                }
+            } catch {
+                failure = error
+            }
+            await self?.closed(failure, serial: mine)
         }
     }
 
@@ -128,6 +159,7 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
         serial += 1
         let channel = self.channel
         self.channel = nil
+        inbox.releaseProducer()
         // Report the link down before awaiting the close, so nothing sees it "connected" then.
         if isConnected {
             isConnected = false
@@ -137,9 +169,13 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
     }
 
     /// Sends one frame, framed as `<` + u16 LE length + frame.
+    ///
+    /// Throws ``MeshTransportError/radioNotReading`` instead of queueing more when the radio
+    /// has left 64 KiB of earlier frames unread.
     public func send(_ data: Data) async throws {
         guard isConnected, let channel else { throw MeshTransportError.notConnected }
         guard data.count <= MeshCoreFrameLimits.maximumFrameSize else { throw MeshTransportError.frameTooLarge(data.count) }
+        guard channel.isWritable else { throw MeshTransportError.radioNotReading }
         let framed = MeshCoreStreamFraming.frame(data, direction: .toRadio)
         do {
             try await channel.writeAndFlush(ByteBuffer(bytes: framed))
@@ -150,28 +186,63 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
 
     // MARK: Inbound
 
-    private func handle(_ event: ByteStreamEvent, serial mine: Int) {
-        guard mine == serial else { return }
-        switch event {
-        case .bytes(let bytes):
-            let before = reassembler.discardedFrameCount
-            for frame in reassembler.push(bytes, at: clock.now) { received.yield(frame) }
-            if reassembler.discardedFrameCount > before {
-                logger.warning("Discarded a corrupt or oversized frame from the radio", metadata: ["discarded": "\(reassembler.discardedFrameCount)"])
+    /// Reassembles one read and queues its frames, waiting while the queue is full. False
+    /// when the connection is no longer current.
+    private func ingest(_ buffer: ByteBuffer, serial mine: Int) async -> Bool {
+        guard mine == serial else { return false }
+        let frames = reassembler.push(Data(buffer.readableBytesView), at: clock.now)
+        reportDiscards()
+        for frame in frames {
+            while inbox.isFull {
+                let room = await withCheckedContinuation { inbox.parkProducer($0) }
+                guard room, mine == serial else { return false }
             }
-        case .closed(let error):
-            channel = nil
-            guard isConnected else { return }
-            isConnected = false
-            let reason = error.map { "\($0)" } ?? "the radio closed the connection"
-            logger.warning("Link lost", metadata: ["endpoint": "\(endpoint)", "reason": "\(reason)"])
-            link.yield(.disconnected(reason: reason))
+            guard mine == serial else { return false }
+            inbox.append(frame)
         }
+        return true
+    }
+
+    /// One warning per run of discarded frames, not one per read: a line full of noise must
+    /// not flood the log.
+    private func reportDiscards() {
+        let discarded = reassembler.discardedFrameCount
+        guard discarded > discardsReported else { return }
+        if discardsReported == 0 || discarded >= discardsReported * 2 {
+            logger.warning("Discarded corrupt or oversized frames from the radio", metadata: [
+                "discarded": "\(discarded)", "skippedBytes": "\(reassembler.skippedByteCount)"])
+            discardsReported = discarded
+        }
+    }
+
+    private func nextFrame(_ subscription: Int) async -> Data? {
+        if let frame = inbox.take(subscription) { return frame }
+        guard inbox.isCurrent(subscription), !Task.isCancelled else { return nil }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                inbox.park(subscription, continuation)
+            }
+        } onCancel: {
+            Task { [weak self] in await self?.cancelReader(subscription) }
+        }
+    }
+
+    private func cancelReader(_ subscription: Int) { inbox.endReader(subscription) }
+
+    private func closed(_ error: (any Error)?, serial mine: Int) {
+        guard mine == serial else { return }
+        channel = nil
+        inbox.releaseProducer()
+        guard isConnected else { return }
+        isConnected = false
+        let reason = error.map { MeshTransportError.describe($0) } ?? "the radio closed the connection"
+        logger.warning("Link lost", metadata: ["endpoint": "\(endpoint)", "reason": "\(reason)"])
+        link.yield(.disconnected(reason: reason))
     }
 
     // MARK: Opening
 
-    private func openChannel(_ continuation: AsyncStream<ByteStreamEvent>.Continuation) async throws -> any Channel {
+    private func openChannel() async throws -> ByteStreamChannel.Connection {
         switch endpoint {
         case .tcp(let host, let port):
             let timeout = connectTimeout
@@ -179,26 +250,19 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
             return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(.milliseconds(millis))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ByteStreamHandler(continuation)) }
-                }
-                .connect(host: host, port: port).get()
+                .connect(host: host, port: port) { ByteStreamChannel.wrap($0) }
         case .serial(let path, let baudRate):
             let descriptor = try SerialPort.openRaw(path: path, baudRate: baudRate)
             do {
                 return try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                    .channelInitializer { channel in
-                        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ByteStreamHandler(continuation)) }
-                    }
-                    .takingOwnershipOfDescriptor(inputOutput: descriptor).get()
+                    .takingOwnershipOfDescriptor(inputOutput: descriptor) { ByteStreamChannel.wrap($0) }
             } catch {
                 _ = close(descriptor)
-                throw MeshTransportError.serialPort("\(path): \(error)")
+                throw MeshTransportError.serialPort("\(path): \(MeshTransportError.describe(error))")
             }
         }
     }
 
-    private func removeReceiver(_ token: Int) { received.remove(token) }
     private func removeLinkObserver(_ token: Int) { link.remove(token) }
 }
 

@@ -14,10 +14,10 @@ struct TybeWorld {
     let client: TybeClient
     let id = PeripheralID(UUID(uuidString: "74796265-0000-4000-8000-0000000000AA")!)
 
-    init(mtu: Int = 185, host: TybeHost.InputSource = .english) async {
+    init(mtu: Int = 185, host: TybeHost.InputSource = .english, queueCapacity: Int = 16) async {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 9)
-        bridge = TybeBridgeEmulator(dongle: TybeDongle(host: TybeHost(inputSource: host)))
+        bridge = TybeBridgeEmulator(queueCapacity: queueCapacity, dongle: TybeDongle(host: TybeHost(inputSource: host)))
         let peripheral = bridge.makePeripheral(id: id)
         await { @SimulationActor in peripheral.linkParameters.preferredMTU = mtu }()
         await radio.add(peripheral)
@@ -111,6 +111,44 @@ struct TybeClientTests {
         }
         try await world.waitForHost("hi!")
         #expect(await world.bridge.framesReceived == 3)
+    }
+
+    /// A terminal paste: every key at once. It used to lose the keys the bridge refused as BUSY.
+    static let paste = "The quick brown fox jumps over 13 dogs."
+
+    static func keystrokes(_ text: String) throws -> [KeyStroke] {
+        try text.map { try #require(AsciiKeymap.keystroke(for: $0)) }
+    }
+
+    @Test func aPastedBurstOfKeysArrivesWholeWithinTheWindow() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        let strokes = try Self.keystrokes(Self.paste)
+        try await world.run { for stroke in strokes { try await client.send(stroke) } }
+        try await world.waitForHost(Self.paste)
+        #expect(await client.busyResends == 0, "the window keeps the bridge's queue from filling")
+        #expect(await world.bridge.statusesSent.allSatisfy { $0.errorCode != TybeStatusCode.busy.rawValue })
+    }
+
+    @Test func keysRefusedAsBusyAreSentAgainInOrder() async throws {
+        // A bridge with a queue shorter than the client's window: BUSY happens.
+        let world = await TybeWorld(queueCapacity: 2)
+        let client = world.client
+        let events = await client.events()
+        try await world.run { try await client.connect() }
+        let strokes = try Self.keystrokes(Self.paste)
+        try await world.run { for stroke in strokes { try await client.send(stroke) } }
+        try await world.waitForHost(Self.paste)
+        #expect(await client.busyResends > 0)
+        #expect(await world.bridge.statusesSent.contains { $0.errorCode == TybeStatusCode.busy.rawValue })
+        try await world.run { await client.reset() }
+        var problems: [String] = []
+        for await event in events {
+            if case .problem(let text) = event { problems.append(text) }
+            if case .link(.idle) = event { break }
+        }
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test func seqWrapsAcrossManyFrames() async throws {

@@ -38,12 +38,16 @@ public enum TybeClientError: Error, Sendable, Hashable, LocalizedError {
     case statusTimeout(seq: UInt8)
     /// The link failed; the next action reconnects.
     case linkFailed(String)
+    /// Keyboard mode has ``TybeClient/keyQueueCapacity`` keys waiting already; this one was
+    /// not taken.
+    case keyQueueFull
 
     public var errorDescription: String? {
         switch self {
         case .bridgeNotFound(let name): "No bridge named \"\(name)\" was found."
         case .statusTimeout(let seq): "The bridge did not confirm frame \(seq); the link was reset."
         case .linkFailed(let why): "The BLE link failed: \(why)"
+        case .keyQueueFull: "Too many keys are waiting for the bridge; this one was not sent."
         }
     }
 }
@@ -51,8 +55,12 @@ public enum TybeClientError: Error, Sendable, Hashable, LocalizedError {
 /// The Tybe client of the mobile spec (§3) over Tether's core: one persistent connection to the
 /// bridge, Status subscribed at once, frames written without response.
 ///
-/// Keyboard mode sends one frame per key event; compose mode plans a whole text, chunks it to
-/// the link's maximum write length and streams it with a window of unacknowledged frames.
+/// Keyboard mode sends one frame per key event, at most `window` of them unanswered (a paste
+/// arrives as a burst of keys), starting from one and growing with each acknowledgement so
+/// the bridge's queue is probed, not overrun; a frame the bridge refuses with BUSY is sent
+/// again before any key behind it, and the window stays below what the bridge could hold, so
+/// a paste is typed whole and in order. Compose mode plans a whole text,
+/// chunks it to the link's maximum write length and streams it with the same window.
 /// On a write error or a status timeout the connection is dropped and the next action
 /// reconnects (§3.4); a status carrying an error is reported but never disconnects.
 public actor TybeClient {
@@ -71,6 +79,26 @@ public actor TybeClient {
     private var early: [UInt8: TybeStatus] = [:]
     private var watchdog: Task<Void, Never>?
     private var notificationsSeen = 0
+    // Keyboard mode: frames waiting to be written (in order) and written but unanswered.
+    private var keysWaiting: [KeyFrame] = []
+    private var keysInFlight: [KeyFrame] = []
+    /// Key frames that may be unanswered now: it starts at 1 and grows by one per
+    /// acknowledgement up to `keyCeiling` (`window` until the bridge answers BUSY).
+    private var keyWindow = 1
+    private var keyCeiling: Int
+    private var keyOrder = 0
+    private var pumpingKeys = false
+
+    private struct KeyFrame {
+        let order: Int
+        let frame: TybeFrame
+    }
+
+    /// The most keyboard-mode keys that may wait for the bridge; more are refused with
+    /// ``TybeClientError/keyQueueFull``.
+    public static let keyQueueCapacity = 4096
+    /// Keyboard-mode frames the bridge refused with BUSY and that were sent again.
+    public private(set) var busyResends = 0
     /// The last status the bridge sent.
     public private(set) var lastStatus: TybeStatus?
     /// The link state.
@@ -93,6 +121,7 @@ public actor TybeClient {
         self.clock = clock
         self.statusTimeout = statusTimeout
         self.window = max(1, window)
+        self.keyCeiling = max(1, window)
         self.logger = logger
     }
 
@@ -150,6 +179,7 @@ public actor TybeClient {
         if let connection { await connection.disconnect() }
         connection = nil
         failWaiters()
+        abandonKeys("the link was reset")
     }
 
     /// Reads the bridge's Config (firmware, ESB address and channel).
@@ -174,17 +204,78 @@ public actor TybeClient {
     // MARK: Keyboard mode
 
     /// Sends one key event as one frame, written without response.
+    ///
+    /// Returns once the frame is written, or queued behind earlier keys when `window` frames
+    /// already wait for their status. Throws when the link cannot be opened or a write fails
+    /// (keys still waiting are then reported as a problem and dropped).
     public func send(_ stroke: KeyStroke) async throws {
-        let connection = try await connected()
-        let seq = takeSeq()
-        let frame = TybeFrame(seq: seq, opcodes: TybeOpcode.encode([stroke]))
-        do {
-            try await connection.write(frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
-            emit(.frameSent(seq: seq, keys: 1))
-        } catch {
-            await dropLink("write failed: \(describe(error))")
-            throw TybeClientError.linkFailed(describe(error))
+        _ = try await connected()
+        guard keysWaiting.count < Self.keyQueueCapacity else { throw TybeClientError.keyQueueFull }
+        keyOrder += 1
+        keysWaiting.append(KeyFrame(order: keyOrder, frame: TybeFrame(seq: takeSeq(), opcodes: TybeOpcode.encode([stroke]))))
+        try await pumpKeys()
+    }
+
+    /// Writes waiting key frames while fewer than the window are unanswered, in order. One
+    /// pump at a time: a caller that finds it running leaves its frame to it.
+    private func pumpKeys() async throws {
+        guard !pumpingKeys else { return }
+        pumpingKeys = true
+        defer { pumpingKeys = false }
+        while keysInFlight.count < keyWindow, !keysWaiting.isEmpty {
+            guard let connection, await connection.isConnected else {
+                abandonKeys("the link to the bridge is down")
+                throw TybeClientError.linkFailed("the link to the bridge is down")
+            }
+            let next = keysWaiting.removeFirst()
+            keysInFlight.append(next)
+            do {
+                try await connection.write(next.frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
+                emit(.frameSent(seq: next.frame.seq, keys: next.frame.opcodes.count / 3))
+            } catch {
+                await dropLink("write failed: \(describe(error))")
+                throw TybeClientError.linkFailed(describe(error))
+            }
         }
+    }
+
+    /// A status for a key frame in flight.
+    ///
+    /// The bridge answers BUSY when a frame arrives and acknowledges accepted frames in
+    /// order as its dongle takes them. An acknowledgement therefore also settles earlier
+    /// accepted frames whose status went missing, and widens the window by one; BUSY settles
+    /// only its own frame, which goes back among the waiting keys in its original place, and
+    /// caps the window at the frames the bridge was holding. Growing one frame at a time means
+    /// only the newest frame meets a full queue; should a later frame still be accepted before
+    /// a refused one is sent again, the keys are typed out of order, and that is reported.
+    private func keyStatus(_ status: TybeStatus) -> Bool {
+        guard let index = keysInFlight.firstIndex(where: { $0.frame.seq == status.seq }) else { return false }
+        let answered = keysInFlight.remove(at: index)
+        if status.errorCode == TybeStatusCode.busy.rawValue {
+            busyResends += 1
+            let position = keysWaiting.firstIndex { $0.order > answered.order } ?? keysWaiting.endIndex
+            keysWaiting.insert(answered, at: position)
+            keyCeiling = max(1, index)
+            keyWindow = min(keyWindow, keyCeiling)
+            logger.info("The bridge was busy; sending frame \(status.seq) again", metadata: ["window": "\(keyWindow)"])
+        } else {
+            keysInFlight.removeFirst(index)
+            keyWindow = min(keyWindow + 1, keyCeiling)
+            if let refused = keysWaiting.first, refused.order < answered.order {
+                emit(.problem("the bridge typed frame \(answered.frame.seq) before frame \(refused.frame.seq), which it had refused as busy"))
+            }
+        }
+        Task { [weak self] in try? await self?.pumpKeys() }
+        return true
+    }
+
+    /// Keys that will not be sent (the link went down) are reported, never dropped in silence.
+    private func abandonKeys(_ why: String) {
+        let lost = keysWaiting.count + keysInFlight.count
+        keysWaiting.removeAll()
+        keysInFlight.removeAll()
+        keyWindow = 1
+        if lost > 0 { emit(.problem("\(lost) key(s) not confirmed by the bridge: \(why)")) }
     }
 
     // MARK: Compose mode
@@ -320,6 +411,7 @@ public actor TybeClient {
             logger.warning("Bridge reports \(error) for frame \(status.seq)")
         }
         if status.ackReceived || status.errorCode != 0 {
+            if keyStatus(status) { return }
             if let waiter = waiters.removeValue(forKey: status.seq) {
                 waiter.resume(returning: status)
             } else {
@@ -334,6 +426,7 @@ public actor TybeClient {
             emit(.problem("the link to the bridge dropped"))
         }
         failWaiters()
+        abandonKeys("the link to the bridge dropped")
     }
 
     private func dropLink(_ why: String) async {
@@ -347,6 +440,7 @@ public actor TybeClient {
         if let connection { await connection.disconnect() }
         connection = nil
         failWaiters()
+        abandonKeys(why)
         setLink(.failed)
     }
 

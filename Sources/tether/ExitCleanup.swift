@@ -5,7 +5,8 @@ import Foundation
 /// its client dies, so drivers disconnect on the way out; a raw terminal is restored.
 ///
 /// `Tether.main` runs the cleanup when the command returns or fails. Registering with
-/// `handlingSignals` also makes SIGINT (Ctrl-C) and SIGTERM run it, then exit with 130 or 143;
+/// `handlingSignals` also makes SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed) run
+/// it, then exit with 130, 143 or 129;
 /// a second signal during the cleanup exits at once.
 final class ExitCleanup: @unchecked Sendable {
     static let shared = ExitCleanup()
@@ -61,7 +62,7 @@ final class ExitCleanup: @unchecked Sendable {
     private func installSignalHandlers() {
         lock.withLock {
             guard signalSources.isEmpty else { return }
-            for signalNumber in [SIGINT, SIGTERM] {
+            for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
                 signal(signalNumber, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
                 source.setEventHandler { [self] in interrupted(by: signalNumber) }

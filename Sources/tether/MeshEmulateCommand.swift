@@ -56,7 +56,7 @@ struct MeshEmulate: AsyncParsableCommand {
             }
         } catch {
             await server.close()
-            throw CLIError("cannot serve the emulator on \(tcp): \(error)")
+            throw CLIError("cannot serve the emulator on \(tcp): \(CLIError.describe(error))")
         }
         await Self.waitForTermination(stdin: untilStdinCloses)
         await server.close()

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 
 /// The `tether` command line: talk to BLE devices, or to their emulators, from a terminal.
 @main
@@ -27,7 +29,9 @@ struct Tether: AsyncParsableCommand {
     static func main() async {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = ProcessInfo.processInfo.environment["TETHER_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+            // Errors reach the user as the command's one line; the libraries' own log lines
+            // are for TETHER_LOG=debug|info|warning|error.
+            handler.logLevel = ProcessInfo.processInfo.environment["TETHER_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
             return handler
         }
         let arguments: [String]
@@ -39,8 +43,14 @@ struct Tether: AsyncParsableCommand {
         } catch {
             fail(CLIError.from(error))
         }
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot(arguments)
+            command = try parseAsRoot(arguments)
+        } catch {
+            // Usage mistakes: ArgumentParser's message, usage and exit code 64.
+            exit(withError: error)
+        }
+        do {
             if var async = command as? AsyncParsableCommand {
                 try await async.run()
             } else {
@@ -49,9 +59,14 @@ struct Tether: AsyncParsableCommand {
         } catch let error as CLIError {
             await ExitCleanup.shared.run()
             fail(error)
-        } catch {
+        } catch let error where exitCode(for: error) != .failure {
+            // Help, validation and exit codes: ArgumentParser says what it means.
             await ExitCleanup.shared.run()
             exit(withError: error)
+        } catch {
+            // Anything else is one line and exit 1, whatever library it came from.
+            await ExitCleanup.shared.run()
+            fail(CLIError.from(error))
         }
         // Disconnect what the command left connected (BlueZ keeps links after its client dies).
         await ExitCleanup.shared.run()
@@ -72,11 +87,51 @@ struct CLIError: Error {
 }
 
 extension CLIError {
-    /// Wraps any error as one readable line.
+    /// Wraps any error as one readable line: the error's own description when it has one,
+    /// the operating system's reason for a failed system call (from NIO or Foundation), never
+    /// a type name or an `NSError` dump.
     static func from(_ error: any Error) -> CLIError {
         if let cli = error as? CLIError { return cli }
-        if let localized = error as? LocalizedError, let text = localized.errorDescription { return CLIError(text) }
-        return CLIError("\(error)")
+        return CLIError(describe(error))
+    }
+
+    /// One line for `error`.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as IOError:
+            return String(cString: strerror(error.errnoCode))
+        case let error as NIOConnectionError:
+            if let last = error.connectionErrors.last { return "\(error.host):\(error.port): \(describe(last.error))" }
+            return "cannot resolve \(error.host)"
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return "the connection attempt timed out"
+            default: return "the connection failed"
+            }
+        case let error as DecodingError:
+            switch error {
+            case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
+                let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+                return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+            @unknown default:
+                return "the data could not be read"
+            }
+        case let error as CocoaError:
+            return fileError(error as NSError)
+        default:
+            if !(type(of: error) is NSError.Type), let text = (error as? any LocalizedError)?.errorDescription { return text }
+            let bridged = error as NSError
+            if bridged.domain == NSCocoaErrorDomain || bridged.domain == NSPOSIXErrorDomain { return fileError(bridged) }
+            return "\(error)"
+        }
+    }
+
+    /// Foundation's file errors as the path and the system's reason, not "Code=512 (null)".
+    private static func fileError(_ error: NSError) -> String {
+        let path = (error.userInfo[NSFilePathErrorKey] as? String) ?? (error.userInfo[NSURLErrorKey] as? URL)?.path
+        let posix = error.domain == NSPOSIXErrorDomain ? error : error.userInfo[NSUnderlyingErrorKey] as? NSError
+        let reason = posix.map { String(cString: strerror(Int32($0.code))) } ?? error.localizedDescription
+        return path.map { "\($0): \(reason)" } ?? reason
     }
 }
 

@@ -129,7 +129,10 @@ extension TybeCommands {
                     model.apply(event)
                     var line = terminalSafe(model.statusLine) + "  last: \(terminalSafe(model.lastKey ?? "—"))"
                     if let host { line += "  host: \(terminalSafe(String((await host.text).suffix(24)).replacingOccurrences(of: "\n", with: "⏎")))" }
-                    print("\r\u{1B}[2K" + line, terminator: "")
+                    // One line, redrawn in place: cut to the terminal's width (asked each time,
+                    // so a resize is followed), never wrapped onto the lines above.
+                    let columns = (terminalWidth() ?? 80) - 1
+                    print("\r\u{1B}[2K" + fitToColumns(line, columns: columns), terminator: "")
                     flushOutput()
                 }
             }
@@ -147,7 +150,7 @@ extension TybeCommands {
                     case .quit: break loop
                     case .key(let stroke):
                         await MainActor.run { model.typed([stroke]) }
-                        do { try await client.send(stroke) } catch { await MainActor.run { model.apply(.problem("\(error)")) } }
+                        do { try await client.send(stroke) } catch { await MainActor.run { model.apply(.problem(CLIError.describe(error))) } }
                     case .ignored(let sequence):
                         // Not typed, and not in silence: the log says which keys have no HID key.
                         let shown = terminalSafe(String(decoding: sequence.prefix(16), as: UTF8.self))
@@ -188,8 +191,8 @@ final class RawTerminal: @unchecked Sendable {
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
         raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
         active = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0
-        // Restored also when the process ends on a signal the BlueZ driver handles (SIGTERM).
-        if active { ExitCleanup.shared.add { [self] in restore() } }
+        // Restored also when the process ends on SIGTERM or SIGHUP (Ctrl-C is a key in raw mode).
+        if active { ExitCleanup.shared.add(handlingSignals: true) { [self] in restore() } }
     }
 
     /// Reads what the terminal has (blocking off the cooperative pool).

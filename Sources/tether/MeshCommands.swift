@@ -107,7 +107,7 @@ struct MeshTarget: ParsableArguments {
         }
         let omitted = await manager.omittedContactCount
         if omitted > 0 {
-            note("The radio listed \(omitted) more contact(s) than the \(manager.session.configuration.maximumReplyFrames) kept; they are not shown or stored")
+            note("The radio listed \(omitted) contact(s) beyond the \(await manager.contacts.count) kept; they are not shown or stored")
         }
         if announceNewMessages {
             // The startup is over once connect returned: what it stored is counted.

@@ -41,7 +41,8 @@ struct Tether: AsyncParsableCommand {
             DriverSelection.current = selection
             arguments = rest
         } catch {
-            fail(CLIError.from(error))
+            // A mistyped --driver/--adapter is a usage mistake like any other: exit 64.
+            exit(withError: ValidationError(CLIError.from(error).message))
         }
         var command: any ParsableCommand
         do {
@@ -59,7 +60,7 @@ struct Tether: AsyncParsableCommand {
         } catch let error as CLIError {
             await ExitCleanup.shared.run()
             fail(error)
-        } catch let error where exitCode(for: error) != .failure {
+        } catch let error where error is ExitCode || exitCode(for: error) != .failure {
             // Help, validation and exit codes: ArgumentParser says what it means.
             await ExitCleanup.shared.run()
             exit(withError: error)

@@ -60,11 +60,16 @@ import Testing
         let port = try await host.listen(host: "127.0.0.1", port: 0)
         let greedy = try await EmulatorStreamClient.tcp(port: port, reading: false)
         let flood = greedy.flood(try Self.timeRequests(8_192))
+        // Until the host has stopped reading it: its replies are stuck in the socket.
+        try await withSafetyTimeout {
+            while await ({ @SimulationActor in host.readPauses }()) == 0 { await Task.yield() }
+        }
         let next = try await EmulatorStreamClient.tcp(port: port)
         try await greedy.waitForClose()
         _ = await flood.value
         try await next.send(.appStart(appName: "next"), .getDeviceTime)
         let frames = try await next.frames(2)
+        // Its own answers first: nothing the greedy app left unread reaches it.
         #expect(frames.first?.code == 0x05)
         #expect(frames.last?.code == 0x09)
         #expect(await { @SimulationActor in host.stalledClientsDropped }() == 0)
@@ -77,24 +82,28 @@ import Testing
         let radio = try await BurstRadio.start()
         let transport = StreamTransport.tcp(host: "127.0.0.1", port: radio.port)
         try await transport.connect()
-        // 1,000 frames arrive at once; nobody has subscribed yet.
-        let pushes = (0..<1_000).map { MeshCoreFrame.advert(publicKey: Data(repeating: UInt8($0 % 256), count: 32) + Data([UInt8($0 / 256)])) }
+        // 30,000 frames (1.1 MB) at once; nobody has subscribed yet.
+        let count = 30_000
+        let pushes = (0..<count).map { MeshCoreFrame.advert(publicKey: Data(repeating: UInt8($0 % 256), count: 31) + Data([UInt8($0 / 256)])) }
         radio.send(pushes)
         try await withSafetyTimeout {
             while await transport.queuedFrameCount < StreamTransport.frameQueueCapacity { await Task.yield() }
         }
-        #expect(await transport.queuedFrameCount == StreamTransport.frameQueueCapacity, "reading stopped at the queue's capacity")
-        var received: [Data] = []
-        let stream = await transport.receivedData
+        // The transport stopped reading: the radio's side cannot write any more.
         try await withSafetyTimeout {
+            while radio.isWritable { await Task.yield() }
+        }
+        #expect(await transport.queuedFrameCount == StreamTransport.frameQueueCapacity, "reading stopped at the queue's capacity")
+        let stream = await transport.receivedData
+        let received = try await withSafetyTimeout {
             var iterator = stream.makeAsyncIterator()
             var taken: [Data] = []
-            while taken.count < 1_000, let frame = await iterator.next() { taken.append(frame) }
+            while taken.count < count, let frame = await iterator.next() { taken.append(frame) }
             return taken
-        }.forEach { received.append($0) }
+        }
         let whole = received == pushes.map { $0.encoded() }
-        #expect(received.count == 1_000)
-        #expect(whole, "all 1,000 frames, in order")
+        #expect(received.count == count)
+        #expect(whole, "every frame, in order")
         await transport.disconnect()
         await radio.stop()
     }
@@ -167,6 +176,8 @@ final class BurstRadio: @unchecked Sendable {
     static func start() async throws -> BurstRadio {
         let holder = BurstRadioHolder()
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            // A small send buffer: an app that stops reading makes the radio unwritable soon.
+            .childChannelOption(.socketOption(.so_sndbuf), value: 8 * 1024)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(BurstRadioHandler(holder))
@@ -185,6 +196,9 @@ final class BurstRadio: @unchecked Sendable {
         let client = lock.withLock { self.client }
         client?.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
     }
+
+    /// Whether the app's socket still takes what the radio writes.
+    var isWritable: Bool { lock.withLock { client?.isWritable ?? false } }
 
     func attach(_ channel: any Channel) {
         lock.withLock { client = channel }

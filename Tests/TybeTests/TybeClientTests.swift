@@ -6,6 +6,24 @@ import Testing
 import TetherCoreBluetooth
 @testable import Tybe
 
+/// The problems a client reported, collected as they come.
+actor ProblemLog {
+    private(set) var texts: [String] = []
+
+    static func collecting(from client: TybeClient) async -> ProblemLog {
+        let log = ProblemLog()
+        let events = await client.events()
+        Task {
+            for await event in events {
+                if case .problem(let text) = event { await log.append(text) }
+            }
+        }
+        return log
+    }
+
+    private func append(_ text: String) { texts.append(text) }
+}
+
 /// A bridge, dongle and host on a virtual radio, and a client, on a test clock.
 struct TybeWorld {
     let clock = TestClock<Duration>()
@@ -135,20 +153,48 @@ struct TybeClientTests {
         // A bridge with a queue shorter than the client's window: BUSY happens.
         let world = await TybeWorld(queueCapacity: 2)
         let client = world.client
-        let events = await client.events()
+        let problems = await ProblemLog.collecting(from: client)
         try await world.run { try await client.connect() }
         let strokes = try Self.keystrokes(Self.paste)
         try await world.run { for stroke in strokes { try await client.send(stroke) } }
         try await world.waitForHost(Self.paste)
+        try await world.advance(.milliseconds(500))
         #expect(await client.busyResends > 0)
         #expect(await world.bridge.statusesSent.contains { $0.errorCode == TybeStatusCode.busy.rawValue })
-        try await world.run { await client.reset() }
-        var problems: [String] = []
-        for await event in events {
-            if case .problem(let text) = event { problems.append(text) }
-            if case .link(.idle) = event { break }
-        }
-        #expect(problems.isEmpty, "\(problems)")
+        #expect(await client.unansweredKeyCount == 0)
+        let reported = await problems.texts
+        #expect(reported.isEmpty, "\(reported)")
+    }
+
+    @Test func aLinkLostDuringAPasteReportsTheKeysNotSent() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let problems = await ProblemLog.collecting(from: client)
+        try await world.run { try await client.connect() }
+        let strokes = try Self.keystrokes(Self.paste)
+        try await world.run { for stroke in strokes.prefix(5) { try await client.send(stroke) } }
+        await world.radio.peripheralDisconnect(world.id)
+        // Keys typed while the link is down: the client reports what it could not send.
+        try await world.run { for stroke in strokes.dropFirst(5) { try? await client.send(stroke) } }
+        try await world.advance(.seconds(1))
+        #expect(await client.unansweredKeyCount == 0)
+        let reported = await problems.texts
+        #expect(reported.contains { $0.contains("not confirmed by the bridge") || $0.contains("dropped") }, "\(reported)")
+    }
+
+    @Test func aKeyWhoseStatusNeverComesDropsTheLinkAndIsReported() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let problems = await ProblemLog.collecting(from: client)
+        try await world.run { try await client.connect() }
+        await world.radio.inject(FaultRule(.writeWithoutResponse, on: TybeGATT.textInput, action: .noResponse, count: 1))
+        let stroke = try #require(AsciiKeymap.keystroke(for: "q"))
+        try await world.run { try await client.send(stroke) }
+        try await world.advance(.seconds(4))
+        #expect(await client.linkState == .failed)
+        let reported = await problems.texts
+        #expect(reported.contains { $0.contains("no status for frame") }, "\(reported)")
+        #expect(reported.contains { $0.contains("1 key(s) not confirmed") }, "\(reported)")
     }
 
     @Test func seqWrapsAcrossManyFrames() async throws {

@@ -53,6 +53,7 @@ public final class CompanionRadio {
     private var listingLastModified: UInt32 = 0
     private var outputSerial: UInt64 = 0
     private var expectedAcks: [UInt32: (contactKey: Data, flood: Bool)] = [:]
+    private var expectedAckOrder: [UInt32] = []
 
     /// Creates a radio.
     ///
@@ -356,6 +357,12 @@ public final class CompanionRadio {
             timestamp: message.timestamp, attempt: message.attempt, text: message.text, senderKey: publicKey)
         let pathHops = UInt32((contact.outPath?.count ?? 0) + 1)
         let timeout: UInt32 = flood ? 12_000 : 2_000 + 1_600 * pathHops
+        // Bounded: an app that sends to nodes that never answer must not grow the table.
+        if expectedAcks.count >= 256, expectedAcks[ack] == nil, let oldest = expectedAckOrder.first {
+            expectedAckOrder.removeFirst()
+            expectedAcks[oldest] = nil
+        }
+        if expectedAcks[ack] == nil { expectedAckOrder.append(ack) }
         expectedAcks[ack] = (contact.publicKey, flood)
         counters.directMessagesSent += 1
         reply(.sent(SentResult(isFlood: flood, expectedAck: ack, suggestedTimeout: timeout)))
@@ -391,6 +398,7 @@ public final class CompanionRadio {
     /// The recipient acknowledged a message the app sent.
     func receiveAck(_ ack: UInt32, roundTrip: Duration, hops: Int) {
         guard let expected = expectedAcks.removeValue(forKey: ack) else { return }
+        expectedAckOrder.removeAll { $0 == ack }
         counters.confirmations += 1
         let milliseconds = UInt32(clamping: Int64((roundTrip.seconds * 1000).rounded()))
         push(.sendConfirmed(SendConfirmation(ack: ack, roundTrip: milliseconds)))

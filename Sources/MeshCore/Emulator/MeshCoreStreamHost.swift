@@ -45,8 +45,11 @@ public final class MeshCoreStreamHost {
     public private(set) var framesReceived = 0
     /// Frames written to apps so far.
     public private(set) var framesSent = 0
-    /// Apps disconnected because they left their replies unread.
+    /// Apps disconnected (or, on the serial descriptor, detached) because they left their
+    /// replies unread.
     public private(set) var stalledClientsDropped = 0
+    /// Times the host stopped reading an app's commands because its replies waited unread.
+    public private(set) var readPauses = 0
 
     private enum Kind { case tcp, serial }
 
@@ -79,6 +82,12 @@ public final class MeshCoreStreamHost {
 
     /// Creates a host for `radio`; nothing is served until ``listen(host:port:)`` or
     /// ``serve(fileDescriptor:)``.
+    ///
+    /// - Parameters:
+    ///   - radio: The radio to serve.
+    ///   - limits: The per-app bounds (reply backlog, stall timeout).
+    ///   - group: The event loops for the sockets.
+    ///   - logger: Receives connections, replacements and stalled apps.
     public init(
         radio: CompanionRadio,
         limits: Limits = Limits(),
@@ -195,19 +204,33 @@ public final class MeshCoreStreamHost {
     }
 
     /// Waits until the app's backlog is below the limit; false when the app is gone. An app
-    /// that completes no write for ``Limits/stallTimeout`` meanwhile is disconnected.
+    /// that completes no write for ``Limits/stallTimeout`` meanwhile is disconnected (a TCP
+    /// client), or loses its backlog and its place as the app (the serial descriptor, which
+    /// cannot be opened again).
     private func roomForMore(_ id: Int) async -> Bool {
         guard let client = clients[id] else { return false }
         guard active == id, backlog(client) >= limits.replyBacklog else { return true }
-        let progress = client.progress
+        readPauses += 1
         let timeout = limits.stallTimeout
         let watchdog = Task { @SimulationActor [weak self] in
-            try? await Task.sleep(for: timeout)
-            guard !Task.isCancelled, let self, let client = self.clients[id],
-                  client.waitingForRoom != nil, client.progress == progress else { return }
-            self.stalledClientsDropped += 1
-            self.logger.warning("client \(id) left \(self.backlog(client)) replies unread for \(timeout); disconnected")
-            self.drop(id)
+            var progress = client.progress
+            while true {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                guard let self, self.clients[id] === client, client.waitingForRoom != nil else { return }
+                if client.progress != progress {
+                    progress = client.progress
+                    continue
+                }
+                self.stalledClientsDropped += 1
+                self.logger.warning("client \(id) left \(self.backlog(client)) replies unread for \(timeout)")
+                switch client.kind {
+                case .tcp: self.drop(id)
+                case .serial:
+                    self.deactivate()
+                    self.wake(client)
+                }
+                return
+            }
         }
         defer { watchdog.cancel() }
         return await withCheckedContinuation { continuation in
@@ -217,7 +240,12 @@ public final class MeshCoreStreamHost {
     }
 
     private func wakeIfRoom(_ client: Client) {
-        guard let waiting = client.waitingForRoom, backlog(client) < limits.replyBacklog else { return }
+        guard backlog(client) < limits.replyBacklog else { return }
+        wake(client)
+    }
+
+    private func wake(_ client: Client) {
+        guard let waiting = client.waitingForRoom else { return }
         client.waitingForRoom = nil
         waiting.resume(returning: true)
     }
@@ -245,8 +273,10 @@ public final class MeshCoreStreamHost {
     }
 
     private func deactivate() {
-        guard active != nil else { return }
+        guard let previous = active else { return }
         active = nil
+        // Its backlog goes with it (appDisconnected): a read loop parked on it goes on.
+        if let client = clients[previous] { wake(client) }
         radio.outputHandler = nil
         radio.appDisconnected()
     }
@@ -286,15 +316,20 @@ public final class MeshCoreStreamHost {
             Task { @SimulationActor in
                 guard let self else { return }
                 client.unconfirmed -= written.count
+                let current = self.clients[id] === client && self.active == id
                 switch result {
                 case .success:
                     client.progress += 1
                     for output in written { self.radio.delivered(output) }
-                case .failure:
-                    // Back to the front of the outbox (or the queue) in their order.
+                case .failure where current:
+                    // Back to the front of the outbox in their order.
                     for output in written.reversed() { self.radio.undelivered(output) }
+                case .failure:
+                    // The app left: appDisconnected already put its messages back in the queue,
+                    // and its replies are no one else's.
+                    break
                 }
-                guard self.clients[id] === client else { return }
+                guard current else { return }
                 self.wakeIfRoom(client)
                 if self.radio.hasPendingOutput { self.scheduleFlush() }
             }

@@ -314,11 +314,15 @@ public actor MeshCoreSession {
     }
 
     /// Fetches queued messages until NO_MORE_MESSAGES; each is also published on ``events()``.
+    ///
+    /// At most ``Configuration/maximumReplyFrames`` messages per call: a radio that never says
+    /// NO_MORE_MESSAGES cannot keep it (and its result) growing; the next MSG_WAITING, or the
+    /// next call, fetches the rest.
     @discardableResult
     public func syncMessages() async throws -> [MeshCoreEvent] {
         missedWaiting = false
         var fetched: [MeshCoreEvent] = []
-        while true {
+        while fetched.count < replyFrameLimit {
             try Task.checkCancellation()
             let frames = try await execute(.syncNextMessage) { frame in
                 switch frame {
@@ -339,7 +343,14 @@ public actor MeshCoreSession {
                 return fetched
             }
         }
+        logger.warning("Stopped fetching after \(fetched.count) messages; more remain on the radio")
+        drainAgain = true
+        return fetched
     }
+
+    /// ``Configuration/maximumReplyFrames``, at least 1 and at most a million (the
+    /// configuration is a public `var`: it is clamped where it is used).
+    private var replyFrameLimit: Int { min(max(1, configuration.maximumReplyFrames), 1_000_000) }
 
     /// Sends any command and returns the frames of its reply (for commands without a typed
     /// method). `accept` classifies each non-push frame the radio sends while it waits.
@@ -533,7 +544,7 @@ public actor MeshCoreSession {
             }
             finish(.success(current.reply))
         case .more:
-            let limit = configuration.maximumReplyFrames
+            let limit = replyFrameLimit
             if current.reply.frames.count < limit {
                 current.reply.frames.append(frame)
             } else {

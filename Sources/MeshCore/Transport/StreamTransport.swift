@@ -20,8 +20,9 @@ import Darwin
 /// Memory stays bounded whatever the radio (or whatever sits on the line) sends: frames wait
 /// for their reader in a queue of ``frameQueueCapacity``; when it is full the transport stops
 /// reading, so the kernel's flow control slows the sender, and nothing already received is
-/// dropped. At most 144 KiB of unread bytes, one partial frame and ``frameQueueCapacity``
-/// frames (≤ 300 bytes each) are held per connection.
+/// dropped. At most 144 KiB of unread bytes, one partial frame, ``frameQueueCapacity``
+/// frames (≤ 300 bytes each) and the frames of the one 16 KiB read being queued are held per
+/// connection.
 public actor StreamTransport: MeshTransport, MeshLinkReporting {
     /// Where the radio is.
     public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
@@ -135,6 +136,10 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
         }
         channel = connection.channel
         reassembler.reset()
+        if inbox.count > 0 {
+            // Replies of the last connection would answer this one's commands wrongly.
+            logger.notice("Dropped frames of the previous connection that nobody read", metadata: ["frames": "\(inbox.count)"])
+        }
         inbox.removeAll()
         isConnected = true
         logger.info("Connected", metadata: ["endpoint": "\(endpoint)"])
@@ -173,7 +178,7 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
     /// Throws ``MeshTransportError/radioNotReading`` instead of queueing more when the radio
     /// has left 64 KiB of earlier frames unread.
     public func send(_ data: Data) async throws {
-        guard isConnected, let channel else { throw MeshTransportError.notConnected }
+        guard isConnected, let channel, channel.isActive else { throw MeshTransportError.notConnected }
         guard data.count <= MeshCoreFrameLimits.maximumFrameSize else { throw MeshTransportError.frameTooLarge(data.count) }
         guard channel.isWritable else { throw MeshTransportError.radioNotReading }
         let framed = MeshCoreStreamFraming.frame(data, direction: .toRadio)

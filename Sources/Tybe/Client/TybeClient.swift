@@ -91,12 +91,20 @@ public actor TybeClient {
 
     private struct KeyFrame {
         let order: Int
-        let frame: TybeFrame
+        let opcodes: Data
+        /// Given at the first write.
+        var seq: UInt8?
     }
+    private var keyTimer: Task<Void, Never>?
+    private var keyStatusesSeen = 0
+    private var keysDrained: [CheckedContinuation<Void, Never>] = []
+    private var composing = false
 
     /// The most keyboard-mode keys that may wait for the bridge; more are refused with
     /// ``TybeClientError/keyQueueFull``.
     public static let keyQueueCapacity = 4096
+    /// Keyboard-mode keys waiting to be written or written and not answered yet.
+    var unansweredKeyCount: Int { keysWaiting.count + keysInFlight.count }
     /// Keyboard-mode frames the bridge refused with BUSY and that were sent again.
     public private(set) var busyResends = 0
     /// The last status the bridge sent.
@@ -107,7 +115,8 @@ public actor TybeClient {
     /// Creates a client.
     /// - Parameters:
     ///   - statusTimeout: how long a frame may wait for its status before the link is dropped.
-    ///   - window: how many compose frames may be unacknowledged at once (below the bridge's queue).
+    ///   - window: how many frames may be unacknowledged at once, in compose mode and at most in
+    ///     keyboard mode (keep it below the bridge's queue).
     public init(
         central: Central,
         bridgeName: String = TybeGATT.defaultBridgeName,
@@ -160,6 +169,9 @@ public actor TybeClient {
             try await connection.connect()
             // A new connection resets the bridge's duplicate filter; seq keeps counting anyway.
             setLink(.connected)
+            // A new link starts the keyboard window afresh (the bridge may have restarted).
+            keyWindow = 1
+            keyCeiling = window
             startWatchdog()
         } catch {
             setLink(.failed)
@@ -206,67 +218,104 @@ public actor TybeClient {
     /// Sends one key event as one frame, written without response.
     ///
     /// Returns once the frame is written, or queued behind earlier keys when `window` frames
-    /// already wait for their status. Throws when the link cannot be opened or a write fails
-    /// (keys still waiting are then reported as a problem and dropped).
+    /// already wait for their status (or a compose is under way). Throws when the link cannot
+    /// be opened or a write fails (keys still waiting are then reported as a problem and
+    /// dropped).
     public func send(_ stroke: KeyStroke) async throws {
         _ = try await connected()
         guard keysWaiting.count < Self.keyQueueCapacity else { throw TybeClientError.keyQueueFull }
         keyOrder += 1
-        keysWaiting.append(KeyFrame(order: keyOrder, frame: TybeFrame(seq: takeSeq(), opcodes: TybeOpcode.encode([stroke]))))
+        keysWaiting.append(KeyFrame(order: keyOrder, opcodes: TybeOpcode.encode([stroke])))
         try await pumpKeys()
     }
 
     /// Writes waiting key frames while fewer than the window are unanswered, in order. One
-    /// pump at a time: a caller that finds it running leaves its frame to it.
+    /// pump at a time: a caller that finds it running leaves its frame to it. A frame gets its
+    /// seq when first written, so the seqs in flight are distinct; a frame sent again after
+    /// BUSY keeps its seq (the bridge did not record it).
     private func pumpKeys() async throws {
-        guard !pumpingKeys else { return }
+        guard !pumpingKeys, !composing else { return }
         pumpingKeys = true
         defer { pumpingKeys = false }
-        while keysInFlight.count < keyWindow, !keysWaiting.isEmpty {
+        while keysInFlight.count < keyWindow, !keysWaiting.isEmpty, !composing {
             guard let connection, await connection.isConnected else {
                 abandonKeys("the link to the bridge is down")
                 throw TybeClientError.linkFailed("the link to the bridge is down")
             }
-            let next = keysWaiting.removeFirst()
+            // The link may have been dropped (and the keys abandoned) during that await.
+            guard !keysWaiting.isEmpty, keysInFlight.count < keyWindow, !composing else { break }
+            var next = keysWaiting.removeFirst()
+            if next.seq == nil { next.seq = takeSeq() }
+            let frame = TybeFrame(seq: next.seq ?? 0, opcodes: next.opcodes)
             keysInFlight.append(next)
+            armKeyTimer()
             do {
-                try await connection.write(next.frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
-                emit(.frameSent(seq: next.frame.seq, keys: next.frame.opcodes.count / 3))
+                try await connection.write(frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
+                emit(.frameSent(seq: frame.seq, keys: frame.opcodes.count / 3))
             } catch {
                 await dropLink("write failed: \(describe(error))")
                 throw TybeClientError.linkFailed(describe(error))
             }
         }
+        if keysWaiting.isEmpty, keysInFlight.isEmpty { keysSettled() }
     }
 
     /// A status for a key frame in flight.
     ///
     /// The bridge answers BUSY when a frame arrives and acknowledges accepted frames in
     /// order as its dongle takes them. An acknowledgement therefore also settles earlier
-    /// accepted frames whose status went missing, and widens the window by one; BUSY settles
-    /// only its own frame, which goes back among the waiting keys in its original place, and
-    /// caps the window at the frames the bridge was holding. Growing one frame at a time means
-    /// only the newest frame meets a full queue; should a later frame still be accepted before
-    /// a refused one is sent again, the keys are typed out of order, and that is reported.
+    /// frames whose status went missing (reported: one refused as busy with its status lost
+    /// was not typed), and widens the window by one; BUSY settles only its own frame, which
+    /// goes back among the waiting keys in its original place, and caps the window at the
+    /// frames the bridge was holding. Growing one frame at a time means only the newest frame
+    /// meets a full queue; should a later frame still be accepted before a refused one is sent
+    /// again, the keys are typed out of order, and that is reported.
     private func keyStatus(_ status: TybeStatus) -> Bool {
-        guard let index = keysInFlight.firstIndex(where: { $0.frame.seq == status.seq }) else { return false }
+        guard let index = keysInFlight.firstIndex(where: { $0.seq == status.seq }) else { return false }
+        keyStatusesSeen += 1
         let answered = keysInFlight.remove(at: index)
         if status.errorCode == TybeStatusCode.busy.rawValue {
             busyResends += 1
             let position = keysWaiting.firstIndex { $0.order > answered.order } ?? keysWaiting.endIndex
             keysWaiting.insert(answered, at: position)
-            keyCeiling = max(1, index)
-            keyWindow = min(keyWindow, keyCeiling)
+            if index > 0 { keyCeiling = index }
+            keyWindow = max(1, min(keyWindow - 1, keyCeiling))
             logger.info("The bridge was busy; sending frame \(status.seq) again", metadata: ["window": "\(keyWindow)"])
         } else {
+            let unanswered = keysInFlight.prefix(index).compactMap(\.seq)
             keysInFlight.removeFirst(index)
+            if !unanswered.isEmpty {
+                emit(.problem("no status for frame(s) \(unanswered.map(String.init).joined(separator: ", ")) before frame \(status.seq): keys may be missing"))
+            }
             keyWindow = min(keyWindow + 1, keyCeiling)
             if let refused = keysWaiting.first, refused.order < answered.order {
-                emit(.problem("the bridge typed frame \(answered.frame.seq) before frame \(refused.frame.seq), which it had refused as busy"))
+                emit(.problem("the bridge typed frame \(status.seq) before frame \(refused.seq ?? 0), which it had refused as busy"))
             }
         }
+        if keysInFlight.isEmpty { keyTimer?.cancel(); keyTimer = nil } else { armKeyTimer(restart: true) }
         Task { [weak self] in try? await self?.pumpKeys() }
         return true
+    }
+
+    /// Runs while key frames are in flight: when no status for them arrives within the status
+    /// timeout the link is dropped (and the keys reported), as for compose frames; heartbeats
+    /// alone do not keep key frames alive.
+    private func armKeyTimer(restart: Bool = false) {
+        if restart { keyTimer?.cancel(); keyTimer = nil }
+        guard keyTimer == nil else { return }
+        let clock = self.clock, timeout = statusTimeout, seen = keyStatusesSeen
+        keyTimer = Task { [weak self] in
+            do { try await clock.sleep(for: timeout) } catch { return }
+            await self?.keyTimerFired(seen)
+        }
+    }
+
+    private func keyTimerFired(_ seen: Int) async {
+        keyTimer = nil
+        guard !keysInFlight.isEmpty else { return }
+        guard seen == keyStatusesSeen else { armKeyTimer(); return }
+        let seqs = keysInFlight.compactMap(\.seq).map(String.init).joined(separator: ", ")
+        await dropLink("no status for frame(s) \(seqs)")
     }
 
     /// Keys that will not be sent (the link went down) are reported, never dropped in silence.
@@ -274,8 +323,24 @@ public actor TybeClient {
         let lost = keysWaiting.count + keysInFlight.count
         keysWaiting.removeAll()
         keysInFlight.removeAll()
+        keyTimer?.cancel()
+        keyTimer = nil
         keyWindow = 1
         if lost > 0 { emit(.problem("\(lost) key(s) not confirmed by the bridge: \(why)")) }
+        keysSettled()
+    }
+
+    /// Wakes a compose waiting for the keys typed before it.
+    private func keysSettled() {
+        let waiting = keysDrained
+        keysDrained.removeAll()
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Waits until every key sent before now is answered (or abandoned).
+    private func waitForKeys() async {
+        guard !keysWaiting.isEmpty || !keysInFlight.isEmpty else { return }
+        await withCheckedContinuation { keysDrained.append($0) }
     }
 
     // MARK: Compose mode
@@ -289,6 +354,13 @@ public actor TybeClient {
         let plan = TybePlanner.plan(text)
         if !plan.untypeable.isEmpty { emit(.untypeable(plan.untypeable)) }
         guard !plan.opcodes.isEmpty else { return (plan, []) }
+        // Keys typed before the text go first; keys typed during it wait until it is done.
+        await waitForKeys()
+        composing = true
+        defer {
+            composing = false
+            Task { [weak self] in try? await self?.pumpKeys() }
+        }
         let connection = try await connected()
         let maxWrite = try await connection.maximumWriteValueLength(for: .withoutResponse)
         let frames = TybeFrameBuilder.chunk(opcodes: plan.opcodes, startingSeq: nextSeq, maxFrameBytes: min(255, maxWrite))

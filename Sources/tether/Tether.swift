@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MeshCore
 import NIOCore
 import NIOPosix
 
@@ -99,16 +100,10 @@ extension CLIError {
     /// One line for `error`.
     static func describe(_ error: any Error) -> String {
         switch error {
-        case let error as IOError:
-            return String(cString: strerror(error.errnoCode))
-        case let error as NIOConnectionError:
-            if let last = error.connectionErrors.last { return "\(error.host):\(error.port): \(describe(last.error))" }
-            return "cannot resolve \(error.host)"
-        case let error as ChannelError:
-            switch error {
-            case .connectTimeout: return "the connection attempt timed out"
-            default: return "the connection failed"
-            }
+        case is IOError, is NIOConnectionError, is ChannelError:
+            return MeshTransportError.describe(error)
+        case is CancellationError:
+            return "cancelled"
         case let error as DecodingError:
             switch error {
             case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):

@@ -20,14 +20,19 @@ import Testing
         return chunk
     }
 
-    @Test func anAppThatSendsButNeverReadsIsPausedThenDisconnected() async throws {
+    /// A radio alone on its mesh, served on a free TCP port with `limits`.
+    static func serve(_ limits: MeshCoreStreamHost.Limits) async throws -> (MeshNetwork, MeshCoreStreamHost, Int) {
         SimulationLogging.bootstrapForTests()
         let (network, host) = await { @SimulationActor in
             let network = MeshNetwork(clock: ContinuousClock(), seed: 9, startEpoch: EmulatorMesh.epoch)
             let radio = network.addRadio(name: "Base")
-            return (network, MeshCoreStreamHost(radio: radio, limits: .init(replyBacklog: 8, stallTimeout: .milliseconds(300))))
+            return (network, MeshCoreStreamHost(radio: radio, limits: limits))
         }()
-        let port = try await host.listen(host: "127.0.0.1", port: 0)
+        return (network, host, try await host.listen(host: "127.0.0.1", port: 0))
+    }
+
+    @Test func anAppThatSendsButNeverReadsIsPausedThenDisconnected() async throws {
+        let (network, host, port) = try await Self.serve(.init(replyBacklog: 8, stallTimeout: .milliseconds(300)))
         let greedy = try await EmulatorStreamClient.tcp(port: port, reading: false)
         let flood = greedy.flood(try Self.timeRequests(8_192))
         // The host stops reading the greedy app once its replies back up, then drops it.
@@ -50,14 +55,8 @@ import Testing
     }
 
     @Test func aNewAppIsServedWhileTheLastOneFloods() async throws {
-        SimulationLogging.bootstrapForTests()
-        let (network, host) = await { @SimulationActor in
-            let network = MeshNetwork(clock: ContinuousClock(), seed: 9, startEpoch: EmulatorMesh.epoch)
-            let radio = network.addRadio(name: "Base")
-            // A long stall timeout: the flooding app is replaced, not timed out.
-            return (network, MeshCoreStreamHost(radio: radio, limits: .init(replyBacklog: 8, stallTimeout: .seconds(600))))
-        }()
-        let port = try await host.listen(host: "127.0.0.1", port: 0)
+        // A long stall timeout: the flooding app is replaced, not timed out.
+        let (network, host, port) = try await Self.serve(.init(replyBacklog: 8, stallTimeout: .seconds(600)))
         let greedy = try await EmulatorStreamClient.tcp(port: port, reading: false)
         let flood = greedy.flood(try Self.timeRequests(8_192))
         // Until the host has stopped reading it: its replies are stuck in the socket.

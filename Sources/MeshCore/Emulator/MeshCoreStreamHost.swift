@@ -339,7 +339,13 @@ public final class MeshCoreStreamHost {
 }
 
 /// Why a ``MeshCoreStreamHost`` could not start.
-public enum MeshCoreStreamHostError: Error, Sendable, Hashable {
+public enum MeshCoreStreamHostError: Error, Sendable, Hashable, LocalizedError {
     /// The listening socket reported no local address.
     case noLocalAddress
+
+    public var errorDescription: String? {
+        switch self {
+        case .noLocalAddress: "The listening socket has no local address"
+        }
+    }
 }

@@ -68,8 +68,9 @@ public enum MeshTransportError: Error, Sendable, Hashable, LocalizedError {
     }
 
     /// One line for a networking error, in words rather than type names: the OS's reason
-    /// for a system call that failed, the last reason for a connection attempt.
-    static func describe(_ error: any Error) -> String {
+    /// for a system call that failed, the last reason for a connection attempt. Errors that
+    /// are no networking errors give their `LocalizedError` description, else their own.
+    public static func describe(_ error: any Error) -> String {
         switch error {
         case let error as IOError:
             return String(cString: strerror(error.errnoCode))

@@ -164,6 +164,10 @@ struct MeshListenLine: Encodable {
             self.event = "state"
             self.state = state.rawValue
             from = nil; channel = nil; text = nil; ack = nil; roundTripMs = nil
+        case .messageNotStored(let reason):
+            self.event = "not_stored"
+            text = reason
+            from = nil; channel = nil; ack = nil; roundTripMs = nil; state = nil
         default:
             return nil
         }
@@ -175,6 +179,7 @@ struct MeshListenLine: Encodable {
         case "direct": "\(terminalSafe(from ?? "?")) → me: \(terminalSafe(text ?? ""))"
         case "channel": "[#\(channel ?? 0)] \(terminalSafe(from ?? "?")): \(terminalSafe(text ?? ""))"
         case "ack": "ack \(String(format: "%08x", ack ?? 0)) (round trip \(roundTripMs ?? 0) ms)"
+        case "not_stored": "(the message above was not saved: \(terminalSafe(text ?? "?")))"
         default: "(link \(state ?? "?"))"
         }
     }

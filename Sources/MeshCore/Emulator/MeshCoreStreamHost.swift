@@ -76,6 +76,8 @@ public final class MeshCoreStreamHost {
     private var server: (any Channel)?
     private var clients: [Int: Client] = [:]
     private var active: Int?
+    /// Counts activations: a write of an earlier activation of the same app is not current.
+    private var activation = 0
     private var nextClientID = 0
     private var flushScheduled = false
     private var closed = false
@@ -267,6 +269,7 @@ public final class MeshCoreStreamHost {
     private func activate(_ id: Int) {
         deactivate()
         active = id
+        activation += 1
         radio.outputHandler = { [weak self] in self?.scheduleFlush() }
         radio.appConnected()
         scheduleFlush()
@@ -312,11 +315,12 @@ public final class MeshCoreStreamHost {
         framesSent += batch.count
         client.unconfirmed += batch.count
         let written = batch
+        let writtenIn = activation
         client.channel.writeAndFlush(bytes).whenComplete { [weak self] result in
             Task { @SimulationActor in
                 guard let self else { return }
                 client.unconfirmed -= written.count
-                let current = self.clients[id] === client && self.active == id
+                let current = self.clients[id] === client && self.active == id && self.activation == writtenIn
                 switch result {
                 case .success:
                     client.progress += 1

@@ -63,6 +63,8 @@ public actor ConnectionManager {
         case contactsUpdated([MeshContact])
         /// A startup step failed (the state goes back to disconnected).
         case startupFailed(step: StartupStep, error: MeshCoreError)
+        /// The message just published could not be stored (the reason); it was delivered anyway.
+        case messageNotStored(reason: String)
         /// Any other push from the radio.
         case radio(MeshCoreEvent)
     }
@@ -420,6 +422,7 @@ public actor ConnectionManager {
             // Publishing unsaved beats losing it.
             logger.error("Could not store a message", metadata: ["error": "\(error)"])
             publish(.message(message))
+            publish(.messageNotStored(reason: (error as? any LocalizedError)?.errorDescription ?? "\(error)"))
         }
     }
 

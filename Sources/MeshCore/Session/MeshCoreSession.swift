@@ -344,7 +344,14 @@ public actor MeshCoreSession {
             }
         }
         logger.warning("Stopped fetching after \(fetched.count) messages; more remain on the radio")
-        drainAgain = true
+        // The rest comes in the next round: the running drain's, or one started now (or when
+        // fetching is turned on, for the connection manager's startup).
+        if draining {
+            drainAgain = true
+        } else {
+            missedWaiting = true
+            if autoFetch, isStarted { startDrain() }
+        }
         return fetched
     }
 

@@ -96,6 +96,7 @@ public actor TybeClient {
         var seq: UInt8?
     }
     private var keyTimer: Task<Void, Never>?
+    private var keyTimerGeneration = 0
     private var keyStatusesSeen = 0
     private var keysDrained: [CheckedContinuation<Void, Never>] = []
     private var composing = false
@@ -188,10 +189,12 @@ public actor TybeClient {
         watchdog = nil
         listener?.cancel()
         listener = nil
-        if let connection { await connection.disconnect() }
+        // State first, the await last: a link opened meanwhile is not the one cut off here.
+        let closing = connection
         connection = nil
         failWaiters()
         abandonKeys("the link was reset")
+        if let closing { await closing.disconnect() }
     }
 
     /// Reads the bridge's Config (firmware, ESB address and channel).
@@ -303,16 +306,19 @@ public actor TybeClient {
     private func armKeyTimer(restart: Bool = false) {
         if restart { keyTimer?.cancel(); keyTimer = nil }
         guard keyTimer == nil else { return }
-        let clock = self.clock, timeout = statusTimeout, seen = keyStatusesSeen
+        keyTimerGeneration += 1
+        let clock = self.clock, timeout = statusTimeout, seen = keyStatusesSeen, generation = keyTimerGeneration
         keyTimer = Task { [weak self] in
             do { try await clock.sleep(for: timeout) } catch { return }
-            await self?.keyTimerFired(seen)
+            await self?.keyTimerFired(seen, generation: generation)
         }
     }
 
-    private func keyTimerFired(_ seen: Int) async {
+    private func keyTimerFired(_ seen: Int, generation: Int) async {
+        // A timer replaced or cancelled (reset, a new status) after it woke does nothing.
+        guard generation == keyTimerGeneration, !Task.isCancelled else { return }
         keyTimer = nil
-        guard !keysInFlight.isEmpty else { return }
+        guard !keysInFlight.isEmpty, linkState == .connected else { return }
         guard seen == keyStatusesSeen else { armKeyTimer(); return }
         let seqs = keysInFlight.compactMap(\.seq).map(String.init).joined(separator: ", ")
         await dropLink("no status for frame(s) \(seqs)")
@@ -325,6 +331,7 @@ public actor TybeClient {
         keysInFlight.removeAll()
         keyTimer?.cancel()
         keyTimer = nil
+        keyTimerGeneration += 1
         keyWindow = 1
         if lost > 0 { emit(.problem("\(lost) key(s) not confirmed by the bridge: \(why)")) }
         keysSettled()
@@ -337,10 +344,14 @@ public actor TybeClient {
         for waiter in waiting { waiter.resume() }
     }
 
-    /// Waits until every key sent before now is answered (or abandoned).
-    private func waitForKeys() async {
-        guard !keysWaiting.isEmpty || !keysInFlight.isEmpty else { return }
-        await withCheckedContinuation { keysDrained.append($0) }
+    /// Waits until no compose runs and every key sent before is answered (or abandoned),
+    /// then claims the link for a compose: one compose at a time, in the order they came,
+    /// never interleaved with keys. No await separates the last check from the claim.
+    private func claimForCompose() async {
+        while composing || !keysWaiting.isEmpty || !keysInFlight.isEmpty {
+            await withCheckedContinuation { keysDrained.append($0) }
+        }
+        composing = true
     }
 
     // MARK: Compose mode
@@ -355,10 +366,10 @@ public actor TybeClient {
         if !plan.untypeable.isEmpty { emit(.untypeable(plan.untypeable)) }
         guard !plan.opcodes.isEmpty else { return (plan, []) }
         // Keys typed before the text go first; keys typed during it wait until it is done.
-        await waitForKeys()
-        composing = true
+        await claimForCompose()
         defer {
             composing = false
+            keysSettled()
             Task { [weak self] in try? await self?.pumpKeys() }
         }
         let connection = try await connected()
@@ -509,11 +520,11 @@ public actor TybeClient {
         watchdog = nil
         listener?.cancel()
         listener = nil
-        if let connection { await connection.disconnect() }
+        let closing = connection
         connection = nil
         failWaiters()
         abandonKeys(why)
-        setLink(.failed)
+        if let closing { await closing.disconnect() }
     }
 
     private func setLink(_ state: TybeLinkState) {

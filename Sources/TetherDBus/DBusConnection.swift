@@ -97,23 +97,29 @@ public final class DBusConnection: @unchecked Sendable {
         logger: Logger = Logger(label: "tether.dbus")
     ) async throws(DBusError) -> DBusConnection {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        let result: Result<DBusConnection, DBusError> = await withCheckedContinuation { continuation in
+        // The connection built on the thread crosses to the task under a lock as well as
+        // through the continuation: ThreadSanitizer on Linux does not see a continuation
+        // resumed from a `Thread` as an ordering, and its false reports would hide real races.
+        let handoff = ConnectHandoff()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // The handshake blocks (bounded by the deadline): keep it off the cooperative pool.
             Thread.detachNewThread {
+                let result: Result<DBusConnection, DBusError>
                 do throws(DBusError) {
                     let socket = try DBusSocket.connect(to: address)
                     let outcome = try DBusAuthentication.authenticate(socket, deadline: deadline)
                     socket.setNonBlocking()
-                    let connection = DBusConnection(socket: socket, address: address, outcome: outcome, label: label,
-                                                    maximumMessageSize: maximumMessageSize,
-                                                    maximumOutboundBytes: maximumOutboundBytes, logger: logger)
-                    continuation.resume(returning: .success(connection))
+                    result = .success(DBusConnection(socket: socket, address: address, outcome: outcome, label: label,
+                                                     maximumMessageSize: maximumMessageSize,
+                                                     maximumOutboundBytes: maximumOutboundBytes, logger: logger))
                 } catch {
-                    continuation.resume(returning: .failure(error))
+                    result = .failure(error)
                 }
+                handoff.put(result)
+                continuation.resume()
             }
         }
-        let connection = try result.get()
+        let connection = try handoff.take().get()
         connection.queue.sync { connection.startIO() }
         let remaining = ContinuousClock.now.duration(to: deadline)
         do throws(DBusError) {
@@ -569,6 +575,19 @@ public final class DBusConnection: @unchecked Sendable {
         signalHandlers.removeAll()
         signalHandlerOrder.removeAll()
         objectHandlers.removeAll()
+    }
+}
+
+/// The result of `connect`'s handshake thread, handed to the awaiting task under a lock.
+private final class ConnectHandoff: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var result: Result<DBusConnection, DBusError>?
+    private let lock = NSLock()
+
+    func put(_ result: Result<DBusConnection, DBusError>) { lock.withLock { self.result = result } }
+
+    func take() -> Result<DBusConnection, DBusError> {
+        lock.withLock { result } ?? .failure(DBusError(name: DBusError.failed, message: "the connection thread ended without a result"))
     }
 }
 

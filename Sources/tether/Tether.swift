@@ -42,8 +42,17 @@ struct Tether: AsyncParsableCommand {
             DriverSelection.current = selection
             arguments = rest
         } catch {
-            // A mistyped --driver/--adapter is a usage mistake like any other: exit 64.
-            exit(withError: ValidationError(CLIError.from(error).message))
+            let given = Array(CommandLine.arguments.dropFirst())
+            if given.contains(where: { ["--help", "-h", "--version"].contains($0) }) || given.first == "help",
+               let (selection, rest) = try? DriverSelection.extract(
+                   from: given.filter { !$0.hasPrefix("--driver") && !$0.hasPrefix("--adapter") }, environment: [:]) {
+                // Help and the version need no driver: a bad TETHER_DRIVER must not hide them.
+                DriverSelection.current = selection
+                arguments = rest
+            } else {
+                // A mistyped --driver/--adapter is a usage mistake like any other: exit 64.
+                exit(withError: ValidationError(CLIError.from(error).message))
+            }
         }
         var command: any ParsableCommand
         do {

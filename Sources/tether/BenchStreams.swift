@@ -44,11 +44,11 @@ enum StreamBench {
         let flooder = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.autoRead, value: false)
             .connect(host: "127.0.0.1", port: port).get()
-        let written = ManagedCounter()
+        let written = LockedValue(0)
         let flood = Task {
             while !Task.isCancelled {
                 do { try await flooder.writeAndFlush(ByteBuffer(bytes: chunk)) } catch { return }
-                written.add(chunk.count)
+                written.update { $0 += chunk.count }
             }
         }
         let peak = await ResidentMemory.peak(during: .seconds(seconds))
@@ -62,7 +62,7 @@ enum StreamBench {
         let read = await { @SimulationActor in host.framesReceived }()
         guard served else { throw CLIError("the second app was not served") }
         return [
-            Figure(name: "meshcore_host_flood_sent", value: Double(written.value) / 1_048_576, unit: "MB"),
+            Figure(name: "meshcore_host_flood_sent", value: Double(written.get()) / 1_048_576, unit: "MB"),
             Figure(name: "meshcore_host_flood_frames_read", value: Double(read), unit: "frames"),
             Figure(name: "meshcore_host_flood_rss_growth", value: max(0, peak - baseline) / 1_048_576, unit: "MB"),
             Figure(name: "meshcore_host_next_app_served_after", value: wait.seconds * 1000, unit: "ms"),
@@ -92,44 +92,35 @@ enum StreamBench {
         _ = try await session.start()
         // A consumer like `tether mesh listen`: takes every event.
         let events = await session.events()
-        let consumed = ManagedCounter()
-        let consumer = Task { for await _ in events { consumed.add(1) } }
+        let consumed = LockedValue(0)
+        let consumer = Task { for await _ in events { consumed.update { $0 += 1 } } }
         let peak = await ResidentMemory.peak(during: .seconds(seconds))
         consumer.cancel()
         await session.stop()
         await radio.stop()
         return [
-            Figure(name: "meshcore_client_\(kind.rawValue)_sent", value: Double(radio.sent.value) / 1_048_576, unit: "MB"),
-            Figure(name: "meshcore_client_\(kind.rawValue)_events", value: Double(consumed.value), unit: "events"),
+            Figure(name: "meshcore_client_\(kind.rawValue)_sent", value: Double(radio.sent.get()) / 1_048_576, unit: "MB"),
+            Figure(name: "meshcore_client_\(kind.rawValue)_events", value: Double(consumed.get()), unit: "events"),
             Figure(name: "meshcore_client_\(kind.rawValue)_rss_growth", value: max(0, peak - baseline) / 1_048_576, unit: "MB"),
         ]
     }
-}
-
-/// A counter shared between a writer task and the bench.
-final class ManagedCounter: @unchecked Sendable {
-    // Guarded by `lock`.
-    private var count = 0
-    private let lock = NSLock()
-    func add(_ amount: Int) { lock.withLock { count += amount } }
-    var value: Int { lock.withLock { count } }
 }
 
 /// A radio that answers APP_START, then sends as fast as the app's socket takes it.
 final class HostileRadio: @unchecked Sendable {
     let port: Int
     /// Bytes written to the app so far.
-    let sent: ManagedCounter
+    let sent: LockedValue<Int>
     private let server: any Channel
 
-    private init(server: any Channel, sent: ManagedCounter) {
+    private init(server: any Channel, sent: LockedValue<Int>) {
         self.server = server
         self.sent = sent
         port = server.localAddress?.port ?? 0
     }
 
     static func start(_ kind: StreamBench.RadioFlood) async throws -> HostileRadio {
-        let counter = ManagedCounter()
+        let counter = LockedValue(0)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -146,11 +137,11 @@ final class HostileRadio: @unchecked Sendable {
 final class HostileRadioHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private let kind: StreamBench.RadioFlood
-    private let counter: ManagedCounter
+    private let counter: LockedValue<Int>
     private var started = false
     private let chunk: ByteBuffer
 
-    init(_ kind: StreamBench.RadioFlood, counter: ManagedCounter) {
+    init(_ kind: StreamBench.RadioFlood, counter: LockedValue<Int>) {
         self.kind = kind
         self.counter = counter
         var bytes = Data()
@@ -188,7 +179,7 @@ final class HostileRadioHandler: ChannelInboundHandler {
     private func pump(_ context: ChannelHandlerContext) {
         while context.channel.isWritable && context.channel.isActive {
             context.writeAndFlush(wrapOutboundOut(chunk), promise: nil)
-            counter.add(chunk.readableBytes)
+            counter.update { $0 += chunk.readableBytes }
         }
     }
 

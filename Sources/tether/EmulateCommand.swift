@@ -147,6 +147,7 @@ final class LockedValue<Value: Sendable>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
     func get() -> Value { lock.withLock { value } }
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&value) } }
 }
 
 /// `--security` of `tether emulate`.

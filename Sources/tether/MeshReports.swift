@@ -103,7 +103,6 @@ struct MeshTimeReport: Encodable {
     }
 }
 
-/// One `tether mesh listen` line.
 /// A stored message for `tether mesh messages`.
 struct MeshStoredMessageLine: Encodable {
     let direction: String
@@ -138,6 +137,7 @@ struct MeshStoredMessageLine: Encodable {
     }
 }
 
+/// One `tether mesh listen` line.
 struct MeshListenLine: Encodable {
     let event: String
     let from: String?

@@ -193,6 +193,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// round comes before `readvertisingPausedUntil` (a central just left).
     private var advertised = false
     private var advertisementCallInFlight = false
+    /// `stop()` waiting for the call in flight to be answered (see ``stop()``).
+    private var advertisementCallWaiters: [CheckedContinuation<Void, Never>] = []
     /// Renewed whenever bluetoothd leaves or comes back: a late answer from an earlier one says
     /// nothing about the current one's copy.
     private var bluezGeneration = 0
@@ -444,6 +446,16 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             return !stopped
         }
         guard first else { return }
+        // bluetoothd 5.66 frees an advertisement twice, and aborts, when it is unregistered
+        // while its registration is still under way (the removal takes the instance the
+        // registration then fills: "Failed to add advertisement: Invalid Parameters", then
+        // a heap corruption; seen in the guest). A re-advertising round may be in flight:
+        // its answer comes first.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            connection.perform { [self] in
+                if advertisementCallInFlight { advertisementCallWaiters.append(continuation) } else { continuation.resume() }
+            }
+        }
         if let adapter = await onQueue({ [self] in adapterPath }) {
             _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManagerInterface,
                                                        member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)]), timeout: .seconds(5))
@@ -684,6 +696,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                                     member: member, body: body)) { [weak self] result in
             guard let self else { return }
             self.advertisementCallInFlight = false
+            let waiters = self.advertisementCallWaiters
+            self.advertisementCallWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
             // Stopping unregisters it after this call (the bus keeps the calls' order).
             guard !self.stopped else { return }
             // An answer from an earlier bluetoothd says nothing of the current one's copy.

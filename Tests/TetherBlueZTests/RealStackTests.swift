@@ -133,6 +133,39 @@ struct RealStackTests {
         }
     }
 
+    /// bluetoothd 5.66 aborts (a double free) when an advertisement is unregistered while its
+    /// registration is under way; a host stopped in the middle of a re-advertising round used
+    /// to do that now and then (a CI run lost bluetoothd, and every later test with it). Stops
+    /// at random points of fast rounds leave the same bluetoothd running.
+    @Test func stoppingAHostInTheMiddleOfAReAdvertisingRoundLeavesBluetoothdRunning() async throws {
+        let made = try await BlueZRigs.shared()
+        let rig = try #require(made as? GuestRig)
+        let pid = { try await rig.shell("pidof bluetoothd || echo none", within: 30).trimmingCharacters(in: .whitespacesAndNewlines) }
+        let before = try await pid()
+        #expect(Int(before) != nil, "bluetoothd runs before the test: \(before)")
+        let adapter = try #require(try await rig.addFreshAdapters(1).first)
+        do {
+            for _ in 0..<60 {
+                let radio = VirtualRadio(clock: ContinuousClock())
+                await radio.add(EchoPeripheral.makePeripheral(id: DriverConformanceTests.echoID))
+                let host = BlueZPeripheralHost(radio: radio, peripheral: DriverConformanceTests.echoID, configuration: BlueZPeripheralHostConfiguration(
+                    adapter: "hci\(adapter.id)", busAddress: rig.busAddress, readvertiseInterval: .milliseconds(10)))
+                try await host.start()
+                // A stop at a random point of the 10 ms rounds, not a wait for anything: before
+                // the fix bluetoothd died within the first second of such stops.
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...40_000)))
+                await host.stop()
+            }
+        } catch {
+            try? await rig.releaseAdapter(id: adapter.id)
+            throw error
+        }
+        try await rig.releaseAdapter(id: adapter.id)
+        let after = try await pid()
+        let log = after == before ? "" : (try? await rig.shell("tail -n 12 /tmp/bluetoothd.log", within: 30)) ?? ""
+        #expect(after == before, "bluetoothd was \(before), is \(after): \(log)")
+    }
+
     @Test func theStackResetsInSecondsAndTakesMoreControllers() async throws {
         let made = try await BlueZRigs.makePrivate()
         let rig = try #require(made as? GuestRig)

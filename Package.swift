@@ -9,10 +9,19 @@ let package = Package(
         .library(name: "TetherStorage", targets: ["TetherStorage"]),
         .library(name: "TetherSimulator", targets: ["TetherSimulator"]),
         .library(name: "GripFit", targets: ["GripFit"]),
+        .library(name: "GripFitEmulator", targets: ["GripFitEmulator"]),
+        .library(name: "GripFitStorage", targets: ["GripFitStorage"]),
         .library(name: "Kiro", targets: ["Kiro"]),
+        .library(name: "KiroEmulator", targets: ["KiroEmulator"]),
+        .library(name: "KiroStorage", targets: ["KiroStorage"]),
         .library(name: "Tybe", targets: ["Tybe"]),
+        .library(name: "TybeEmulator", targets: ["TybeEmulator"]),
         .library(name: "FlockFinder", targets: ["FlockFinder"]),
+        .library(name: "FlockFinderEmulator", targets: ["FlockFinderEmulator"]),
+        .library(name: "FlockFinderStorage", targets: ["FlockFinderStorage"]),
         .library(name: "MeshCore", targets: ["MeshCore"]),
+        .library(name: "MeshCoreEmulator", targets: ["MeshCoreEmulator"]),
+        .library(name: "MeshCoreStorage", targets: ["MeshCoreStorage"]),
         .library(name: "TetherCoreBluetooth", targets: ["TetherCoreBluetooth"]),
         .library(name: "TetherWorld", targets: ["TetherWorld"]),
         .library(name: "TetherDBus", targets: ["TetherDBus"]),
@@ -48,60 +57,144 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // GripFit dynamometer: protocol codecs, manager, emulator, sessions.
+        // GripFit dynamometer: protocol codecs, BLEManager, calibration, sessions.
+        // No simulator and no SQLite: what an app ships.
         .target(
             name: "GripFit",
             dependencies: [
                 "TetherCore",
-                "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                "TetherStorage",
             ]
         ),
-        // Kiro E-ink desk companion: protocol codecs, session, focus time, emulator.
+        // GripFit's emulator: the GripFit firmware as a virtual peripheral.
+        .target(
+            name: "GripFitEmulator",
+            dependencies: [
+                "GripFit",
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // GripFit's SQLite store (SQLiteGripSessionStore), on TetherStorage.
+        .target(
+            name: "GripFitStorage",
+            dependencies: [
+                "GripFit",
+                "TetherCore",
+                "TetherStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // Kiro E-ink desk companion: protocol codecs, session, connector, focus time.
+        // No simulator and no SQLite: what an app ships.
         .target(
             name: "Kiro",
             dependencies: [
                 "TetherCore",
-                "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                "TetherStorage",
             ]
         ),
-        // Tybe phone-as-keyboard: planner, frames, status, client, bridge/dongle/host emulator.
+        // Kiro's emulator: the Kiro firmware (and its page renderer).
+        .target(
+            name: "KiroEmulator",
+            dependencies: [
+                "Kiro",
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Kiro's SQLite store (SQLiteFocusSessionStore), on TetherStorage.
+        .target(
+            name: "KiroStorage",
+            dependencies: [
+                "Kiro",
+                "TetherCore",
+                "TetherStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // Tybe phone-as-keyboard: planner, frames, status, client, view model.
+        // No simulator and no SQLite: what an app ships.
         .target(
             name: "Tybe",
             dependencies: [
                 "TetherCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Tybe's emulator: the bridge, its dongle and the host it types on.
+        .target(
+            name: "TybeEmulator",
+            dependencies: [
+                "Tybe",
+                "TetherCore",
                 "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // FlockFinder surveillance-camera detector: JSON codecs, client, detection store, emulator.
+        // FlockFinder surveillance-camera detector: JSON codecs, client.
+        // No simulator and no SQLite: what an app ships.
         .target(
             name: "FlockFinder",
             dependencies: [
                 "TetherCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // FlockFinder's emulator: the ESP32 detector's firmware.
+        .target(
+            name: "FlockFinderEmulator",
+            dependencies: [
+                "FlockFinder",
+                "TetherCore",
                 "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // FlockFinder's SQLite store (DetectionStore), on TetherStorage.
+        .target(
+            name: "FlockFinderStorage",
+            dependencies: [
+                "FlockFinder",
+                "TetherCore",
                 "TetherStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // MeshCore companion radio: PocketMesh's transport (BLE, TCP, serial), the companion
-        // protocol session, persistence and a companion-radio + mesh emulator.
+        // protocol session and the connection manager.
+        // No simulator and no SQLite: what an app ships.
         .target(
             name: "MeshCore",
             dependencies: [
                 "TetherCore",
-                "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                "TetherStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // MeshCore's emulator: a companion radio and the mesh around it (BLE, TCP, serial and pty hosts).
+        .target(
+            name: "MeshCoreEmulator",
+            dependencies: [
+                "MeshCore",
+                "TetherCore",
+                "TetherSimulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // MeshCore's SQLite store (MeshStore), on TetherStorage.
+        .target(
+            name: "MeshCoreStorage",
+            dependencies: [
+                "MeshCore",
+                "TetherCore",
+                "TetherStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // A reproduction of the CoreBluetooth API on the simulator's virtual radio, so the
@@ -154,7 +247,7 @@ let package = Package(
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
-            dependencies: ["TetherCore", "TetherSimulator", "GripFit", "Kiro", "Tybe", "FlockFinder", "MeshCore"]
+            dependencies: ["TetherCore", "TetherSimulator", "GripFitEmulator", "KiroEmulator", "TybeEmulator", "FlockFinderEmulator", "MeshCoreEmulator"]
         ),
         .executableTarget(
             name: "tether",
@@ -162,11 +255,11 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 "TetherWorld",
-                "GripFit",
-                "Kiro",
-                "Tybe",
-                "FlockFinder",
-                "MeshCore",
+                "GripFit", "GripFitEmulator", "GripFitStorage",
+                "Kiro", "KiroEmulator", "KiroStorage",
+                "Tybe", "TybeEmulator",
+                "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
+                "MeshCore", "MeshCoreEmulator", "MeshCoreStorage",
                 "TetherCoreBluetooth",
                 "TetherDBus",
                 .target(name: "TetherBlueZ", condition: .when(platforms: [.linux])),
@@ -193,6 +286,12 @@ let package = Package(
             ],
             path: "Tests/BlueZGuestProbe"
         ),
+        // What the test suites share: the driver a harness runs on (TETHER_TEST_DRIVER).
+        .target(
+            name: "TetherTesting",
+            dependencies: ["TetherCore", "TetherSimulator", "TetherCoreBluetooth"],
+            path: "Tests/TetherTesting"
+        ),
         .testTarget(
             name: "TetherCoreTests",
             dependencies: [
@@ -205,9 +304,11 @@ let package = Package(
             name: "GripFitTests",
             dependencies: [
                 "GripFit",
+                "GripFitEmulator",
+                "GripFitStorage",
                 "TetherCore",
                 "TetherSimulator",
-                "TetherCoreBluetooth",
+                "TetherTesting",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -217,9 +318,11 @@ let package = Package(
             name: "KiroTests",
             dependencies: [
                 "Kiro",
+                "KiroEmulator",
+                "KiroStorage",
                 "TetherCore",
                 "TetherSimulator",
-                "TetherCoreBluetooth",
+                "TetherTesting",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -229,9 +332,10 @@ let package = Package(
             name: "TybeTests",
             dependencies: [
                 "Tybe",
+                "TybeEmulator",
                 "TetherCore",
                 "TetherSimulator",
-                "TetherCoreBluetooth",
+                "TetherTesting",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -241,9 +345,11 @@ let package = Package(
             name: "FlockFinderTests",
             dependencies: [
                 "FlockFinder",
+                "FlockFinderEmulator",
+                "FlockFinderStorage",
                 "TetherCore",
                 "TetherSimulator",
-                "TetherCoreBluetooth",
+                "TetherTesting",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -253,9 +359,11 @@ let package = Package(
             name: "MeshCoreTests",
             dependencies: [
                 "MeshCore",
+                "MeshCoreEmulator",
+                "MeshCoreStorage",
                 "TetherCore",
                 "TetherSimulator",
-                "TetherCoreBluetooth",
+                "TetherTesting",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -264,6 +372,15 @@ let package = Package(
             ],
             // The Python interop peer is run by InteropTests, not compiled.
             exclude: ["Interop"]
+        ),
+        // What every device module shares: profiles on both sides.
+        .testTarget(
+            name: "DeviceKitTests",
+            dependencies: [
+                "TetherCore", "TetherSimulator",
+                "GripFit", "GripFitEmulator", "Kiro", "KiroEmulator", "Tybe", "TybeEmulator",
+                "FlockFinder", "FlockFinderEmulator", "MeshCore", "MeshCoreEmulator",
+            ]
         ),
         .testTarget(
             name: "TetherDBusTests",
@@ -280,11 +397,11 @@ let package = Package(
                 "TetherBlueZPeripheral",
                 "TetherCore",
                 "TetherSimulator",
-                "GripFit",
-                "Kiro",
-                "Tybe",
-                "FlockFinder",
-                "MeshCore",
+                "GripFit", "GripFitEmulator", "GripFitStorage",
+                "Kiro", "KiroEmulator",
+                "Tybe", "TybeEmulator",
+                "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
+                "MeshCore", "MeshCoreEmulator", "MeshCoreStorage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The bluezoo launcher is Python, run by the rig.
@@ -293,7 +410,7 @@ let package = Package(
         .testTarget(
             name: "TetherStorageTests",
             dependencies: [
-                "TetherStorage", "GripFit", "Kiro", "FlockFinder", "MeshCore",
+                "TetherStorage", "GripFit", "GripFitStorage", "Kiro", "KiroStorage", "FlockFinder", "FlockFinderStorage", "MeshCore", "MeshCoreStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -311,6 +428,7 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 "TetherCoreBluetooth",
+                "TetherTesting",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -72,3 +72,41 @@ public final class VirtualPeripheral {
         services[s].characteristics.removeAll { $0.uuid == path.characteristic }
     }
 }
+
+extension VirtualPeripheral {
+    /// A peripheral serving `profile`'s GATT database, advertising its name and services, with
+    /// the link it asks for: an emulator's side of the profile its client connects with.
+    ///
+    /// - Parameters:
+    ///   - name: the advertised and GAP name (default: the profile's advertised name).
+    ///   - values: what reads of these characteristics return at first.
+    ///   - advertisement: replaces the advertisement derived from the profile.
+    ///   - linkParameters: replaces the link derived from the profile's hints.
+    public nonisolated convenience init(
+        profile: DeviceProfile,
+        id: PeripheralID = PeripheralID(UUID()),
+        name: String? = nil,
+        behavior: (any PeripheralBehavior)?,
+        distance: Double = 1.5,
+        values: [CharacteristicPath: Data] = [:],
+        advertisement: AdvertisementData? = nil,
+        linkParameters: LinkParameters? = nil
+    ) {
+        let name = name ?? profile.advertisedName
+        let services = profile.services.map { service in
+            ServiceDefinition(uuid: service.uuid, characteristics: service.characteristics.map {
+                CharacteristicDefinition(uuid: $0.uuid, properties: $0.properties,
+                                         value: values[CharacteristicPath(service: service.uuid, characteristic: $0.uuid)] ?? Data())
+            })
+        }
+        self.init(
+            id: id,
+            name: name,
+            advertisement: advertisement ?? AdvertisementData(localName: name, serviceUUIDs: profile.advertisedServices),
+            services: services,
+            behavior: behavior,
+            distance: distance,
+            linkParameters: linkParameters ?? LinkParameters(preferredMTU: profile.link.preferredMTU,
+                                                             connectionInterval: profile.link.connectionInterval))
+    }
+}

@@ -6,6 +6,11 @@ import MeshCore
 import Tybe
 import TetherCore
 import TetherSimulator
+import FlockFinderEmulator
+import GripFitEmulator
+import KiroEmulator
+import MeshCoreEmulator
+import TybeEmulator
 
 /// The default simulated world of the CLI (and any app that wants every emulator): the core's
 /// echo peripheral and bystanders plus one emulator per device module, at plausible distances.

@@ -59,7 +59,7 @@ final class ActivityPrinter: @unchecked Sendable {
 
     /// Bytes as hex (the first 32), with the text when they are mostly printable.
     static func preview(_ data: Data) -> String {
-        let hex = data.prefix(32).map { String(format: "%02x", $0) }.joined(separator: " ") + (data.count > 32 ? " …" : "")
+        let hex = Data(data.prefix(32)).hexString(separator: " ") + (data.count > 32 ? " …" : "")
         let printable = data.filter { (0x20...0x7E).contains($0) || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }.count
         guard !data.isEmpty, printable * 10 >= data.count * 9 else { return hex }
         let text = String(decoding: data.prefix(64), as: UTF8.self)

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import TetherCore
 import TetherSimulator
+import MeshCoreEmulator
 
 /// `tether bench --hostile-streams`: resident memory while a peer floods a MeshCore byte
 /// stream, on both sides (the emulator's TCP host and the client transport), in real time.

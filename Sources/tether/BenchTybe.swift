@@ -3,6 +3,7 @@ import Foundation
 import TetherCore
 import TetherSimulator
 import Tybe
+import TybeEmulator
 
 /// Tybe figures for `tether bench`.
 enum TybeBench {

@@ -2,6 +2,8 @@ import FlockFinder
 import Foundation
 import TetherCore
 import TetherSimulator
+import FlockFinderEmulator
+import FlockFinderStorage
 
 /// A drive past surveillance gear, scripted on the FlockFinder emulator.
 enum FlockScenario {

@@ -3,6 +3,7 @@ import GripFit
 import TetherCore
 import TetherSimulator
 import TetherWorld
+import GripFitEmulator
 
 /// The demo's GripFit chapter: connect, tare, a squeeze, a rate change, link loss and
 /// recovery, and the session summary.

@@ -2,6 +2,7 @@ import Foundation
 import Kiro
 import TetherCore
 import TetherSimulator
+import KiroEmulator
 
 /// Pushes a day to a Kiro and follows its events: `tether kiro push` and the demo's chapter.
 struct KiroStory {

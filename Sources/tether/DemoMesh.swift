@@ -3,6 +3,8 @@ import MeshCore
 import TetherCore
 import TetherSimulator
 import TetherWorld
+import MeshCoreEmulator
+import MeshCoreStorage
 
 /// The demo's MeshCore chapter: two emulated companion radios, each with its own app, chat
 /// over the simulated mesh; one radio walks out of range while the other keeps writing, and

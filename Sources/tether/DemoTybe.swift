@@ -2,6 +2,7 @@ import Foundation
 import TetherCore
 import TetherSimulator
 import Tybe
+import TybeEmulator
 
 /// The demo's Tybe chapter: "안녕하세요" to a Korean host and "hello" to an English one, then the
 /// dongle unplugged and re-plugged with the pill following.

@@ -79,7 +79,7 @@ struct Environment {
         return Environment(central: Central(driver: CoreBluetoothDriver()), radio: nil, emulators: nil, driver: .corebluetooth)
         #else
         let (radio, emulators) = await DefaultWorld.make(clock: ContinuousClock())
-        let driver = await SimulatorBackedDriver.make(radio: radio, kind: .corebluetooth)
+        let driver = await CoreBluetoothDriver.onLookalike(of: radio, restoreIdentifier: "tether.simulator-backed")
         return Environment(central: Central(driver: driver), radio: radio, emulators: emulators, driver: .corebluetooth)
         #endif
     }

@@ -7,6 +7,11 @@ import MeshCore
 import TetherCore
 import TetherSimulator
 import Tybe
+import FlockFinderEmulator
+import GripFitEmulator
+import KiroEmulator
+import MeshCoreEmulator
+import TybeEmulator
 
 /// The emulators `tether emulate` can serve.
 enum EmulatedDevice: String, CaseIterable, ExpressibleByArgument, Sendable {

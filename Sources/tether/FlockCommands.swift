@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import TetherCore
 import TetherSimulator
+import FlockFinderStorage
 
 /// `tether flock …`: the FlockFinder surveillance-camera detector.
 struct FlockCommands: AsyncParsableCommand {

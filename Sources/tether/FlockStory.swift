@@ -2,6 +2,7 @@ import FlockFinder
 import Foundation
 import TetherCore
 import TetherSimulator
+import FlockFinderStorage
 
 /// Watching a detector: `tether flock watch` and the demo's FlockFinder chapter.
 struct FlockStory {

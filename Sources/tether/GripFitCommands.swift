@@ -3,6 +3,7 @@ import Foundation
 import GripFit
 import Logging
 import TetherCore
+import GripFitStorage
 
 /// `tether gripfit …`: the grip-strength dynamometer.
 struct GripFitCommands: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import Kiro
 import TetherCore
 import TetherSimulator
 import TetherWorld
+import KiroStorage
 
 /// `tether kiro …`: the E-ink desk companion.
 struct KiroCommands: AsyncParsableCommand {
@@ -53,7 +54,7 @@ extension KiroCommands {
             do {
                 let text = json.hasPrefix("@") ? try String(contentsOfFile: String(json.dropFirst()), encoding: .utf8) : json
                 let packet = try command.command(from: Data(text.utf8)).packet(checksum: checksum)
-                print(packet.map { String(format: "%02X", $0) }.joined(separator: " "))
+                print(Data(packet).hexString(separator: " ", uppercase: true))
             } catch let error as DecodingError {
                 throw CLIError("invalid \(command.rawValue) JSON: \(describe(error))")
             } catch {

@@ -3,6 +3,8 @@ import Foundation
 import MeshCore
 import TetherCore
 import TetherSimulator
+import MeshCoreEmulator
+import MeshCoreStorage
 
 /// `tether mesh …`: a MeshCore companion radio over BLE, TCP or serial.
 struct MeshCommands: AsyncParsableCommand {

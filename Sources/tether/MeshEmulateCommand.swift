@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import MeshCore
 import TetherSimulator
+import MeshCoreEmulator
 
 /// `tether mesh emulate`: an emulated MeshCore companion radio inside a small simulated mesh,
 /// served over TCP (as a WiFi companion) and optionally a pseudo-terminal (as a USB one), so

@@ -59,7 +59,7 @@ struct ScanRecord: Encodable {
         id = p.id.description
         rssi = p.rssi
         services = p.advertisement.serviceUUIDs.map(\.uuidString)
-        manufacturerData = p.advertisement.manufacturerData.map { $0.map { String(format: "%02x", $0) }.joined() }
+        manufacturerData = p.advertisement.manufacturerData?.hexString
         txPower = p.advertisement.txPowerLevel
         connectable = p.advertisement.isConnectable
     }

@@ -4,6 +4,7 @@ import TetherCore
 import TetherSimulator
 import TetherWorld
 import Tybe
+import TybeEmulator
 
 /// `tether tybe …`: the phone-as-keyboard bridge.
 struct TybeCommands: AsyncParsableCommand {
@@ -49,12 +50,12 @@ extension TybeCommands {
             let frames = TybeFrameBuilder.chunk(opcodes: plan.opcodes, startingSeq: UInt8(startSeq), maxFrameBytes: maxFrame)
             if json {
                 struct Output: Encodable { let opcodes: String; let frames: [String]; let untypeable: [UntypeableCharacter] }
-                print(try jsonLine(Output(opcodes: hex(plan.opcodes, separator: ""), frames: frames.map { hex($0.bytes, separator: "") }, untypeable: plan.untypeable)))
+                print(try jsonLine(Output(opcodes: plan.opcodes.hexString, frames: frames.map { $0.bytes.hexString }, untypeable: plan.untypeable)))
                 return
             }
             print("keys (\(plan.keystrokes.count)): " + plan.keystrokes.map(\.label).joined(separator: " "))
-            print("opcodes: " + hex(plan.opcodes, separator: " "))
-            for frame in frames { print("frame seq \(frame.seq): " + hex(frame.bytes, separator: " ")) }
+            print("opcodes: " + plan.opcodes.hexString(separator: " "))
+            for frame in frames { print("frame seq \(frame.seq): " + frame.bytes.hexString(separator: " ")) }
             if !plan.untypeable.isEmpty {
                 print("cannot type: " + plan.untypeable.map { "\"\($0.character)\" at \($0.offset)" }.joined(separator: ", "))
             }
@@ -212,8 +213,4 @@ final class RawTerminal: @unchecked Sendable {
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
         active = false
     }
-}
-
-func hex(_ data: Data, separator: String) -> String {
-    data.map { String(format: "%02x", $0) }.joined(separator: separator)
 }

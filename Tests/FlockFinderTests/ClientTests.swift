@@ -1,10 +1,13 @@
 import Clocks
 import Foundation
 import Testing
+import TetherTesting
 @testable import FlockFinder
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherCoreBluetooth
+import TetherTesting
+@testable import FlockFinderEmulator
+@testable import FlockFinderStorage
 
 /// A detector emulator, a client with a store, and a test clock.
 struct ClientWorld {

@@ -3,7 +3,8 @@ import Foundation
 @testable import FlockFinder
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherCoreBluetooth
+import TetherTesting
+@testable import FlockFinderEmulator
 
 /// One notification as the central received it, stamped with virtual time.
 struct EmulatorNotification: Sendable {
@@ -152,12 +153,3 @@ extension [EmulatorNotification] {
     /// The stream entries whose `evt` is `evt`.
     func events(_ evt: String) -> [[String: Any]] { objects.filter { $0["evt"] as? String == evt } }
 }
-
-#if canImport(CoreBluetooth)
-/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
-/// helper on Linux); the harnesses run on the simulator driver there.
-enum SimulatorBackedDriver {
-    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
-    static func settle(_ radio: VirtualRadio) async {}
-}
-#endif

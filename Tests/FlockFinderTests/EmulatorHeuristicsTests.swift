@@ -3,6 +3,7 @@ import Testing
 @testable import FlockFinder
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import FlockFinderEmulator
 
 /// One emitter and what the firmware should make of it.
 struct EmulatorHeuristicCase: Sendable, CustomTestStringConvertible {

@@ -3,6 +3,7 @@ import Testing
 @testable import FlockFinder
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import FlockFinderEmulator
 
 @Suite("FlockFinder emulator: stream and commands", .timeLimit(.minutes(3)))
 struct EmulatorStreamTests {

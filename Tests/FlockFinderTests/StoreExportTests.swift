@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlockFinder
+@testable import FlockFinderStorage
 
 @Suite("FlockFinder detection store exports")
 struct StoreExportTests {

@@ -4,7 +4,8 @@ import Logging
 @testable import GripFit
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherCoreBluetooth
+import TetherTesting
+@testable import GripFitEmulator
 
 /// A GripFit emulator on a virtual radio, a manager on a central, and a test clock.
 struct GripFitWorld {
@@ -105,12 +106,3 @@ extension GripFitConnectionState {
         return false
     }
 }
-
-#if canImport(CoreBluetooth)
-/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
-/// helper on Linux); the harnesses run on the simulator driver there.
-enum SimulatorBackedDriver {
-    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
-    static func settle(_ radio: VirtualRadio) async {}
-}
-#endif

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GripFit
+@testable import GripFitStorage
 
 // Fixed instants; offsets are binary fractions so that date arithmetic is exact.
 private let start = Date(timeIntervalSince1970: 1_700_000_000)

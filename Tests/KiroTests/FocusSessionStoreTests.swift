@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Kiro
+@testable import KiroStorage
 
 // Fixed device timestamps (Unix seconds).
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)

@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import Testing
 @testable import Kiro
+@testable import KiroEmulator
 
 @Suite("Kiro page rendering")
 struct KiroPageRendererTests {

@@ -1,10 +1,12 @@
 import Clocks
 import Foundation
 import Testing
+import TetherTesting
 @testable import Kiro
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherCoreBluetooth
+import TetherTesting
+@testable import KiroEmulator
 
 /// A Kiro emulator, a connection to it and a session on a test clock.
 struct KiroWorld {
@@ -188,12 +190,3 @@ struct KiroSessionTests {
         try await world.act({ $0.requestRefresh() }, until: { $0 == .sent(.dayPack) })
     }
 }
-
-#if canImport(CoreBluetooth)
-/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
-/// helper on Linux); the harnesses run on the simulator driver there.
-enum SimulatorBackedDriver {
-    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
-    static func settle(_ radio: VirtualRadio) async {}
-}
-#endif

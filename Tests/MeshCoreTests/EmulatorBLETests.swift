@@ -1,11 +1,13 @@
 import Clocks
 import Foundation
-import TetherCoreBluetooth
+import TetherTesting
 import Testing
+import TetherTesting
 
 @testable import MeshCore
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import MeshCoreEmulator
 
 /// Notifications received by the central, stamped with virtual time.
 actor EmulatorBLELog {

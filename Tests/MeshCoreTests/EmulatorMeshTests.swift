@@ -4,6 +4,7 @@ import Testing
 @testable import MeshCore
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import MeshCoreEmulator
 
 /// The radio inside the simulated mesh: the offline queue, acknowledgements, channels, adverts.
 @Suite struct EmulatorMeshTests {

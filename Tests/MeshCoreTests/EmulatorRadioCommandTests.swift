@@ -4,6 +4,7 @@ import Testing
 @testable import MeshCore
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import MeshCoreEmulator
 
 /// The companion radio's command handler, frame by frame.
 @Suite struct EmulatorRadioCommandTests {

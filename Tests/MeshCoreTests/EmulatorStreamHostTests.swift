@@ -6,6 +6,7 @@ import Testing
 @testable import MeshCore
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import MeshCoreEmulator
 
 /// What a test client's channel reports: bytes as they arrive, then its end.
 enum ByteStreamEvent: Sendable {

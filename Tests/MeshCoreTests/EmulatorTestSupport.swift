@@ -5,6 +5,7 @@ import Testing
 @testable import MeshCore
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import MeshCoreEmulator
 
 /// A mesh on a test clock with one radio ("Base") driven directly with command frames, an app
 /// attached, and the scripted nodes the tests talk to.

@@ -3,6 +3,7 @@ import Foundation
 @testable import MeshCore
 import TetherCore
 import Testing
+@testable import MeshCoreStorage
 
 /// A connection manager over a `FakeRadio` on a test clock.
 struct ManagerWorld {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MeshCore
+@testable import MeshCoreStorage
 
 /// What `tether mesh messages` and the "N new message(s)" note read from the store.
 @Suite struct StoreMessageQueryTests {

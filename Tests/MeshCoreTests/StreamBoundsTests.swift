@@ -6,6 +6,7 @@ import Testing
 @testable import MeshCore
 @testable import TetherCore
 @testable import TetherSimulator
+@testable import MeshCoreEmulator
 
 /// Byte streams stay bounded whatever the other end sends, and nothing received is dropped
 /// on the way to its reader: the emulator's host stops reading an app that does not read its

@@ -2,9 +2,12 @@ import Clocks
 import Foundation
 @testable import MeshCore
 import TetherCore
-import TetherCoreBluetooth
+import TetherTesting
 import TetherSimulator
 import Testing
+import TetherTesting
+@testable import MeshCoreEmulator
+@testable import MeshCoreStorage
 
 /// The whole client stack — BLE transport on the core's state machine, session, manager and
 /// store — against the emulated companion radio on a virtual radio, in virtual time.

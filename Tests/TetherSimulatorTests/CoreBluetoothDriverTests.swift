@@ -2,6 +2,7 @@
 import CoreBluetoothLookalike
 import Foundation
 import Testing
+import TetherTesting
 @testable import TetherCore
 @testable import TetherCoreBluetooth
 @testable import TetherSimulator

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherCoreBluetooth
+import TetherTesting
 
 /// A virtual world on a test clock: an echo peripheral, a driver and a central.
 ///
@@ -121,15 +121,3 @@ actor EventLog {
         events.compactMap { if case .reconnectScheduled(let attempt, let delay) = $0 { (attempt, delay) } else { nil } }
     }
 }
-
-#if canImport(CoreBluetooth)
-/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
-/// helper on Linux); the harness runs on the simulator driver there.
-enum SimulatorBackedDriver {
-    static func make(radio: VirtualRadio, supportsAutoReconnect: Bool = true) async -> any BLEDriver {
-        await SimulatedDriver(radio: radio, supportsAutoReconnect: supportsAutoReconnect)
-    }
-    static func relaunch(radio: VirtualRadio) async -> any BLEDriver { await radio.relaunchApp() }
-    static func settle(_ radio: VirtualRadio) async {}
-}
-#endif

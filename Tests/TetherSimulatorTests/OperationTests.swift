@@ -60,7 +60,7 @@ struct OperationTests {
         let connection = try await h.connected()
         await h.radio.inject(FaultRule(.write, on: EchoPeripheral.input, action: .noResponse, count: 1))
         let first = Task { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) }
-        for _ in 0..<50 { await Task.yield() }
+        try await h.until { await h.radio.faults.first?.remaining == 0 }
         let second = Task { try await connection.write(Data([2]), to: EchoPeripheral.input, type: .withResponse) }
         let firstResult = try await h.run { await first.result }
         #expect(throws: BLEError.operationTimeout) { try firstResult.get() }

@@ -116,7 +116,9 @@ struct ReconnectionTests {
         await connection.setBluetoothPoweredOnHandler { calls.record("poweredOn") }
         await h.radio.inject(FaultRule(.write, action: .noResponse, count: 1))
         let pending = Task { try await connection.write(Data([9]), to: EchoPeripheral.input, type: .withResponse) }
-        for _ in 0..<50 { await Task.yield() }
+        // The write is unanswered at the radio (its fault taken) before Bluetooth goes off; a
+        // few yields were not always enough through the look-alike's dispatch queues.
+        try await h.until { await h.radio.faults.first?.remaining == 0 }
         await h.radio.setCentralState(.poweredOff)
         try await h.until { await connection.phase == .idle }
         let result = try await h.run { await pending.result }

@@ -6,6 +6,10 @@ import GripFit
 import Kiro
 import MeshCore
 @testable import TetherStorage
+import FlockFinderStorage
+import GripFitStorage
+import KiroStorage
+import MeshCoreStorage
 
 /// The stores as several processes and careless users meet them: one file shared, writers at
 /// the same time, read-only opens of what does not exist, files from before the migrations had

@@ -3,6 +3,7 @@ import Testing
 @testable import TetherCore
 @testable import TetherSimulator
 @testable import Tybe
+@testable import TybeEmulator
 
 private let a = KeyStroke(.a)
 private let b = KeyStroke(.b)

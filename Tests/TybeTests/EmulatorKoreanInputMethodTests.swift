@@ -1,6 +1,7 @@
 import Testing
 import TetherSimulator
 @testable import Tybe
+@testable import TybeEmulator
 
 /// Feeds compatibility jamo (a string of them) to a fresh input method.
 private func compose(_ jamo: String, commit: Bool = false) -> KoreanInputMethod {

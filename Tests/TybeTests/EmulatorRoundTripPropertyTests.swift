@@ -3,6 +3,7 @@ import PropertyBased
 import Testing
 @testable import TetherSimulator
 @testable import Tybe
+@testable import TybeEmulator
 
 /// The planner's keystrokes, typed into the emulator's hosts, give back the original text.
 @Suite struct EmulatorRoundTripPropertyTests {

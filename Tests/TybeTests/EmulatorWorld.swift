@@ -2,8 +2,9 @@ import Clocks
 import Foundation
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherCoreBluetooth
+import TetherTesting
 @testable import Tybe
+@testable import TybeEmulator
 
 /// One status notification as the client received it, stamped with virtual time.
 struct EmulatorStatusEntry: Sendable {
@@ -162,12 +163,3 @@ struct EmulatorWorld {
         Data([seq, UInt8(opcodes.count)] + opcodes)
     }
 }
-
-#if canImport(CoreBluetooth)
-/// Apple platforms have no CoreBluetooth look-alike (`TetherCoreBluetooth` defines the real
-/// helper on Linux); the harnesses run on the simulator driver there.
-enum SimulatorBackedDriver {
-    static func make(radio: VirtualRadio) async -> any BLEDriver { await SimulatedDriver(radio: radio) }
-    static func settle(_ radio: VirtualRadio) async {}
-}
-#endif

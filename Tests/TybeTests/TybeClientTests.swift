@@ -1,10 +1,12 @@
 import Clocks
 import Foundation
 import Testing
+import TetherTesting
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherCoreBluetooth
+import TetherTesting
 @testable import Tybe
+@testable import TybeEmulator
 
 /// The problems a client reported, collected as they come.
 actor ProblemLog {

@@ -69,7 +69,7 @@ public struct ReceivedDetection: Sendable, Hashable {
 /// stream parsing, commands, periodic RSSI, and storage of every detection.
 public actor FlockFinderClient {
     private let central: Central
-    private let store: DetectionStore?
+    private let store: (any DetectionRecorder)?
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
     private let rssiInterval: Duration
@@ -97,7 +97,7 @@ public actor FlockFinderClient {
     /// Creates a client; detections are stored in `store` when given.
     public init(
         central: Central,
-        store: DetectionStore? = nil,
+        store: (any DetectionRecorder)? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() },
         rssiInterval: Duration = .seconds(5),
@@ -133,10 +133,7 @@ public actor FlockFinderClient {
         }
         discoveredDevices = []
         setState(.scanning)
-        let filter = ScanFilter(
-            services: [FlockFinderBLEConstants.serviceUUID],
-            name: .containsAny(FlockFinderBLEConstants.deviceNamePatterns),
-            matchServicesOrName: true)
+        let filter = DeviceProfile.flockFinder.scanFilter
         let central = self.central
         scanTask?.cancel()
         scanTask = Task { [weak self] in
@@ -184,10 +181,7 @@ public actor FlockFinderClient {
         scanTask = nil
         stopTasks()
         setState(.connecting)
-        let connection = await central.connection(to: peripheral, configuration: ConnectionConfiguration(
-            services: [FlockFinderBLEConstants.serviceUUID],
-            requiredCharacteristics: [FlockFinderBLEConstants.command],
-            notifyCharacteristics: [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.stream],
+        let connection = await central.connection(to: peripheral, configuration: DeviceProfile.flockFinder.connectionConfiguration(
             reconnectPolicy: .persistent))
         self.connection = connection
         // Arm every listener before connecting: the detector may notify at once.

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// `JSONEncoder` cannot promise key order or the number formats, so the firmware's wire format
 /// is produced by hand.
-struct FirmwareJSONWriter {
+package struct FirmwareJSONWriter {
     /// One scalar value of a flat firmware object.
     enum Value {
         case string(String)
@@ -39,7 +39,7 @@ struct FirmwareJSONWriter {
     /// The shortest decimal text that reads back as exactly `value`, without a trailing `.0`
     /// (so 0.9 → `0.9`, 0.85 → `0.85`, 1 → `1`, as ArduinoJson prints them). Non-finite values
     /// have no JSON spelling and print as `null`.
-    static func formatNumber(_ value: Double) -> String {
+    package static func formatNumber(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 {
             // Integral and exactly representable as Int64: print without a fraction.

@@ -39,3 +39,21 @@ public enum FlockFinderBLEConstants {
         return deviceNamePatterns.contains { lowered.contains($0) }
     }
 }
+
+extension DeviceProfile {
+    /// FlockFinder: its service with Detection and Stream (subscribed) and Command (required),
+    /// advertised as `FlockFinder-S3`, found by service or by a name pattern; NimBLE on the
+    /// ESP32-S3 as the firmware configures it (185-byte MTU, 30 ms interval).
+    public static let flockFinder = DeviceProfile(
+        name: "FlockFinder",
+        advertisedName: FlockFinderBLEConstants.advertisedName,
+        scanFilter: ScanFilter(services: [FlockFinderBLEConstants.serviceUUID],
+                               name: .containsAny(FlockFinderBLEConstants.deviceNamePatterns),
+                               matchServicesOrName: true),
+        services: [Service(uuid: FlockFinderBLEConstants.serviceUUID, characteristics: [
+            Characteristic(uuid: FlockFinderBLEConstants.detectionUUID, properties: [.notify], subscribed: true),
+            Characteristic(uuid: FlockFinderBLEConstants.commandUUID, properties: [.write], required: true),
+            Characteristic(uuid: FlockFinderBLEConstants.streamUUID, properties: [.notify], subscribed: true),
+        ])],
+        link: Link(preferredMTU: 185, connectionInterval: .milliseconds(30)))
+}

@@ -33,7 +33,6 @@ public actor BLEManager: BLEManagerProtocol {
     }
 
     private let central: Central
-    private let clock: any Clock<Duration>
     private let timeline: Timeline
     private let now: @Sendable () -> Date
     private let configuration: Configuration
@@ -48,7 +47,6 @@ public actor BLEManager: BLEManagerProtocol {
     private var scanTask: Task<Void, Never>?
     private var linkTasks: [Task<Void, Never>] = []
     private var watchdog: Task<Void, Never>?
-    private var recovery: Task<Void, Never>?
     private var lastReadingAt: Duration = .zero
     private var lastPongAt: Duration = .zero
     private var hasConnected = false
@@ -63,7 +61,6 @@ public actor BLEManager: BLEManagerProtocol {
         logger: Logger = Logger(label: "tether.gripfit")
     ) {
         self.central = central
-        self.clock = clock
         self.timeline = Timeline(clock)
         self.now = now
         self.configuration = configuration
@@ -98,7 +95,7 @@ public actor BLEManager: BLEManagerProtocol {
         hub.setDevices([])
         hub.setState(.scanning)
         let central = self.central
-        let filter = ScanFilter(services: [GripFitBLEConstants.nusServiceUUID], name: .contains(GripFitBLEConstants.deviceNamePrefix))
+        let filter = DeviceProfile.gripFit.scanFilter
         let timeout = configuration.scanTimeout
         scanTask = Task { [weak self] in
             do {
@@ -151,10 +148,7 @@ public actor BLEManager: BLEManagerProtocol {
         scanTask = nil
         guard await bluetoothIsUsable() else { return }
         hub.setState(.connecting)
-        let connection = await central.connection(to: device.id, configuration: ConnectionConfiguration(
-            services: [GripFitBLEConstants.nusServiceUUID],
-            requiredCharacteristics: [GripFitBLEConstants.writeCharacteristic],
-            notifyCharacteristics: [GripFitBLEConstants.notifyCharacteristic],
+        let connection = await central.connection(to: device.id, configuration: DeviceProfile.gripFit.connectionConfiguration(
             connectionTimeout: configuration.connectionTimeout,
             discoveryTimeout: configuration.discoveryTimeout,
             writeTimeout: configuration.writeTimeout,
@@ -182,8 +176,6 @@ public actor BLEManager: BLEManagerProtocol {
 
     public func disconnect() async {
         scanTask?.cancel()
-        recovery?.cancel()
-        recovery = nil
         stopLinkTasks()
         if let connection { await connection.disconnect() }
         connection = nil
@@ -314,36 +306,13 @@ public actor BLEManager: BLEManagerProtocol {
     private func answered(since instant: Duration) -> Bool { lastPongAt >= instant || lastReadingAt >= instant }
     private func markAlive() { lastReadingAt = timeline.now }
 
-    /// The link is up but the device is silent: drop it and reconnect with backoff.
+    /// The link is up but the device is silent: the connection drops it and reconnects by
+    /// its policy, as after any lost link.
     private func linkLost() async {
         guard let connection, hub.state == .connected else { return }
         logger.warning("No PONG: treating the link as lost")
-        framer.reset()
-        hub.resetDeviceState()
-        hub.setState(.connecting)
-        hasConnected = false
-        await connection.disconnect()
-        await wire(connection)
-        hasConnected = true
-        let policy = configuration.reconnectPolicy
-        let clock = self.clock
-        recovery = Task { [weak self] in
-            var attempt = 1
-            while let delay = policy.delay(beforeAttempt: attempt), !Task.isCancelled {
-                do { try await clock.sleep(for: delay) } catch { return }
-                do {
-                    try await connection.connect()
-                    await self?.linkUp()
-                    return
-                } catch {
-                    attempt += 1
-                }
-            }
-            await self?.recoveryGaveUp()
-        }
+        await connection.linkLost(reason: .disconnected("no answer to PING"))
     }
-
-    private func recoveryGaveUp() { hub.setState(.error(.connectionLost)) }
 
     // MARK: Errors
 

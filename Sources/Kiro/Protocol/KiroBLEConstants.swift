@@ -34,3 +34,16 @@ public enum KiroBLEConstants {
     /// Backoff before each write retry (§8.3).
     public static let writeRetryDelays: [Duration] = [.milliseconds(500), .seconds(1)]
 }
+
+extension DeviceProfile {
+    /// Kiro: the `FFE0` service with FFE1 (commands, required) and FFE2 (events, subscribed),
+    /// advertised as `Kiro`; a small BLE module asking for a 185-byte MTU.
+    public static let kiro = DeviceProfile(
+        name: "Kiro",
+        advertisedName: KiroBLEConstants.deviceName,
+        services: [Service(uuid: KiroBLEConstants.serviceUUID, characteristics: [
+            Characteristic(uuid: KiroBLEConstants.writeCharacteristicUUID, properties: [.write], required: true),
+            Characteristic(uuid: KiroBLEConstants.notifyCharacteristicUUID, properties: [.notify], subscribed: true),
+        ])],
+        link: Link(preferredMTU: 185, connectionInterval: .milliseconds(30)))
+}

@@ -156,16 +156,16 @@ struct ByteWriter {
 }
 
 /// Text helpers shared by the codecs.
-enum MeshCoreText {
+package enum MeshCoreText {
     /// Decodes a NUL-padded field: everything before the first NUL, as lenient UTF-8.
-    static func decode(nulPadded bytes: Data) -> String {
+    package static func decode(nulPadded bytes: Data) -> String {
         let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
         return String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)
     }
 
     /// The UTF-8 bytes of the longest prefix of `text`, made of whole characters, that fits in
     /// `maxBytes`. A character is never split, so neither is any UTF-8 sequence.
-    static func utf8(_ text: String, maxBytes: Int) -> Data {
+    package static func utf8(_ text: String, maxBytes: Int) -> Data {
         var result = Data()
         for character in text {
             let encoded = character.utf8
@@ -177,9 +177,9 @@ enum MeshCoreText {
 }
 
 /// Conversions between the wire's fixed-point integers and `Double`.
-enum MeshCoreFixedPoint {
+package enum MeshCoreFixedPoint {
     /// `value × scale`, rounded and clamped to `Int32` (0 for NaN).
-    static func int32(_ value: Double, scale: Double) -> Int32 {
+    package static func int32(_ value: Double, scale: Double) -> Int32 {
         let scaled = (value * scale).rounded()
         guard !scaled.isNaN else { return 0 }
         if scaled >= Double(Int32.max) { return .max }
@@ -188,7 +188,7 @@ enum MeshCoreFixedPoint {
     }
 
     /// `value × scale`, rounded and clamped to `UInt32` (0 for NaN).
-    static func uint32(_ value: Double, scale: Double) -> UInt32 {
+    package static func uint32(_ value: Double, scale: Double) -> UInt32 {
         let scaled = (value * scale).rounded()
         guard !scaled.isNaN else { return 0 }
         if scaled >= Double(UInt32.max) { return .max }
@@ -197,7 +197,7 @@ enum MeshCoreFixedPoint {
     }
 
     /// `value × scale`, rounded and clamped to `Int8` (0 for NaN).
-    static func int8(_ value: Double, scale: Double) -> Int8 {
+    package static func int8(_ value: Double, scale: Double) -> Int8 {
         let scaled = (value * scale).rounded()
         guard !scaled.isNaN else { return 0 }
         if scaled >= Double(Int8.max) { return .max }

@@ -9,7 +9,7 @@ public struct MeshContact: Sendable, Hashable, Codable {
     /// The length of the body on the wire, without the code byte.
     static let bodySize = 147
     /// The length of the public key.
-    static let publicKeySize = 32
+    package static let publicKeySize = 32
     /// The width of the out-path field.
     static let outPathCapacity = 64
     /// The width of the name field.

@@ -74,7 +74,7 @@ public enum MeshCoreCommand: Sendable, Hashable {
     /// The confirmation REBOOT carries after its code.
     static let rebootMagic = Data("reboot".utf8)
     /// The longest advert name, in bytes.
-    static let maximumAdvertNameBytes = 31
+    package static let maximumAdvertNameBytes = 31
     /// The length of a destination key prefix.
     static let prefixSize = 6
 

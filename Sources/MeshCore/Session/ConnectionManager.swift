@@ -99,7 +99,7 @@ public actor ConnectionManager {
     /// The session the manager drives.
     public nonisolated let session: MeshCoreSession
     /// Where contacts and messages are kept.
-    public nonisolated let store: MeshStore
+    public nonisolated let store: any MeshMessageStore
     /// Settings.
     public nonisolated let configuration: Configuration
 
@@ -139,7 +139,7 @@ public actor ConnectionManager {
     /// Creates a manager for `session`; subscribe to ``events()`` and call ``connect()``.
     public init(
         session: MeshCoreSession,
-        store: MeshStore,
+        store: any MeshMessageStore,
         configuration: Configuration = Configuration(),
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: @escaping @Sendable () -> Date = { Date() },
@@ -223,7 +223,7 @@ public actor ConnectionManager {
             }
             return message
         } catch {
-            if let id = message.id { try? await store.updateDelivery(id: id, status: .failed) }
+            if let id = message.id { try? await store.updateDelivery(id: id, status: .failed, ack: nil, roundTrip: nil) }
             throw error
         }
     }

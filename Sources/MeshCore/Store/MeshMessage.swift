@@ -92,32 +92,3 @@ public struct MeshMessage: Sendable, Hashable, Codable, Identifiable {
         }
     }
 }
-
-extension Data {
-    /// Lower-case hex, two digits per byte (how keys and key prefixes are shown and stored).
-    public var hexString: String { map { String(format: "%02x", $0) }.joined() }
-
-    /// Bytes from a hex string (nil on odd length or a non-hex digit).
-    init?(hexString: String) {
-        let digits = Array(hexString.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        self.init(bytes)
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-}

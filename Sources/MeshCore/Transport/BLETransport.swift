@@ -54,10 +54,7 @@ public actor BLETransport: MeshTransport, MeshLinkReporting {
     /// Creates a transport to `peripheral` on `central`.
     public init(central: Central, peripheral: PeripheralID, configuration: Configuration = Configuration()) async {
         self.peripheral = peripheral
-        self.connection = await central.connection(to: peripheral, configuration: ConnectionConfiguration(
-            services: [MeshCoreBLE.service],
-            requiredCharacteristics: [MeshCoreBLE.writeCharacteristic, MeshCoreBLE.notifyCharacteristic],
-            notifyCharacteristics: [MeshCoreBLE.notifyCharacteristic],
+        self.connection = await central.connection(to: peripheral, configuration: DeviceProfile.meshCore.connectionConfiguration(
             connectionTimeout: configuration.connectionTimeout,
             discoveryTimeout: configuration.serviceDiscoveryTimeout,
             writeTimeout: configuration.writeTimeout,

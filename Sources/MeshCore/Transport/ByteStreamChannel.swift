@@ -10,17 +10,17 @@ import NIOPosix
 /// catches up (NIO's `NIOAsyncChannel` with a high/low watermark). Whatever a peer sends, at
 /// most `(bufferedReads + 1) × readSize` bytes (144 KiB) of one connection are held before
 /// reassembly.
-enum ByteStreamChannel {
+package enum ByteStreamChannel {
     /// The largest single read from a socket or a serial device.
-    static let readSize = 16 * 1024
+    package static let readSize = 16 * 1024
     /// Reads held for a consumer that has not taken them yet; reading stops at this many.
-    static let bufferedReads = 8
+    package static let bufferedReads = 8
 
-    typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    package typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
     /// Wraps a freshly created channel; call it on the channel's event loop, from a
     /// bootstrap's channel initializer.
-    static func wrap(_ channel: any Channel) -> EventLoopFuture<Connection> {
+    package static func wrap(_ channel: any Channel) -> EventLoopFuture<Connection> {
         channel.eventLoop.makeCompletedFuture {
             let options = channel.syncOptions
             try options?.setOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: readSize))

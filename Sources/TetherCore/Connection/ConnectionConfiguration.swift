@@ -16,6 +16,11 @@ public struct ConnectionConfiguration: Sendable {
     public var writeTimeout: Duration
     /// What happens after an unexpected disconnection.
     public var reconnectPolicy: ReconnectPolicy
+    /// How a first connection that fails on the link (it timed out, failed or dropped before
+    /// it was ready) is tried again before `connect()` throws; by default it is not (Kiro
+    /// §8.3 retries after 1, 2 and 4 s). A missing service or characteristic, a failed pairing
+    /// or Bluetooth being off is never retried.
+    public var firstConnectionRetry: ReconnectPolicy
     /// How many notifications each subscriber may have waiting before the oldest are dropped.
     public var notificationBufferSize: Int
 
@@ -28,6 +33,7 @@ public struct ConnectionConfiguration: Sendable {
         discoveryTimeout: Duration = .seconds(40),
         writeTimeout: Duration = .seconds(5),
         reconnectPolicy: ReconnectPolicy = .threeAttempts,
+        firstConnectionRetry: ReconnectPolicy = .never,
         notificationBufferSize: Int = 1024
     ) {
         self.services = services
@@ -37,6 +43,7 @@ public struct ConnectionConfiguration: Sendable {
         self.discoveryTimeout = discoveryTimeout
         self.writeTimeout = writeTimeout
         self.reconnectPolicy = reconnectPolicy
+        self.firstConnectionRetry = firstConnectionRetry
         self.notificationBufferSize = notificationBufferSize
     }
 }

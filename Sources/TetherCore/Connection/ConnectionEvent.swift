@@ -8,7 +8,8 @@ public enum ConnectionEvent: Sendable, Hashable {
     case reconnected(PeripheralID)
     /// The link dropped unexpectedly.
     case disconnected(PeripheralID, BLEError?)
-    /// A reconnection attempt will start after `delay`.
+    /// Another attempt will start after `delay`: a reconnection, or a retry of the first
+    /// connection (``ConnectionConfiguration/firstConnectionRetry``).
     case reconnectScheduled(attempt: Int, delay: Duration)
     /// A connection attempt or the connection failed for good; the phase is `idle`.
     case failed(BLEError)

@@ -112,9 +112,7 @@ extension ConnectionStateMachine {
         case .idle, .waitingForBluetooth, .restoringState:
             return
         case .disconnecting:
-            generation += 1
-            resetLink(.cancelled)
-            transition(to: .idle)
+            finishDisconnecting()
             return
         case .connecting:
             // Some stacks report a failed connect as a disconnection.
@@ -145,7 +143,7 @@ extension ConnectionStateMachine {
         }
     }
 
-    private func continueReconnecting(error: BLEError?, isReconnecting: Bool, firstDrop: Bool = false) {
+    func continueReconnecting(error: BLEError?, isReconnecting: Bool, firstDrop: Bool = false) {
         guard wantsConnection else {
             transition(to: .idle)
             return

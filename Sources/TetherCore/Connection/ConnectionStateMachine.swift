@@ -68,6 +68,10 @@ public actor ConnectionStateMachine {
     var characteristics: [CharacteristicPath: GATTCharacteristic] = [:]
     var services: [GATTService] = []
     var everConnected = false
+    /// Retries of the first connection so far (``ConnectionConfiguration/firstConnectionRetry``).
+    var firstConnectionRetries = 0
+    /// Set by ``linkLost(reason:)`` until the driver confirms the disconnection.
+    var declaredLost: BLEError?
     /// The error that ended the last attempt or link, if any.
     public internal(set) var lastError: BLEError?
 
@@ -216,6 +220,7 @@ public actor ConnectionStateMachine {
         case .idle:
             wantsConnection = true
             attemptKind = .initial
+            firstConnectionRetries = 0
             lastError = nil
             try await withCheckedThrowingContinuation { continuation in
                 connectWaiters.append(continuation)
@@ -270,6 +275,49 @@ public actor ConnectionStateMachine {
         finishNotificationStreams()
     }
 
+    /// Declares the connected link dead although the driver still holds it: the device stopped
+    /// answering (a client's liveness check failed — GripFit's `PING`, Tybe's heartbeat).
+    ///
+    /// The connection goes on exactly as after an unexpected disconnection: pending operations
+    /// fail with `reason`, ``ConnectionEvent/disconnected(_:_:)`` is emitted with it, the link
+    /// is cancelled at the driver, and reconnection follows the ``ReconnectPolicy`` (a policy
+    /// without attempts makes the drop final). Does nothing unless connected.
+    public func linkLost(reason: BLEError) async {
+        guard case .connected = state else { return }
+        logger.warning("Link declared lost", metadata: ["reason": "\(reason)"])
+        generation += 1
+        resetLink(reason)
+        lastError = reason
+        emit(.disconnected(peripheral, reason))
+        disconnectionHandler?(peripheral, reason)
+        // Reconnection starts once the driver confirms the old link is gone, so a late
+        // disconnection event cannot end the new attempt.
+        declaredLost = reason
+        let timer = makeTimer(after: .seconds(2), .disconnect)
+        transition(to: .disconnecting(timer: timer, waiters: []))
+        let driver = self.driver, peripheral = self.peripheral
+        command { await driver.cancelConnection(peripheral) }
+    }
+
+    /// The driver confirmed a requested disconnection (or never did): idle, or on to the
+    /// reconnection a ``linkLost(reason:)`` asked for.
+    func finishDisconnecting() {
+        generation += 1
+        guard let reason = declaredLost else {
+            resetLink(.cancelled)
+            transition(to: .idle)
+            return
+        }
+        declaredLost = nil
+        guard wantsConnection else {
+            transition(to: .idle)
+            finishNotificationStreams()
+            return
+        }
+        attemptKind = .initial
+        continueReconnecting(error: reason, isReconnecting: false, firstDrop: true)
+    }
+
     /// Starts reconnecting to a peripheral the OS handed back at relaunch (state restoration).
     public func restore() {
         guard case .idle = state else { return }
@@ -320,7 +368,23 @@ public actor ConnectionStateMachine {
             scheduleReconnect(after: attempt, lastError: error)
             return
         }
+        if case .initial = attemptKind, wantsConnection, isLinkFailure(error),
+           let delay = configuration.firstConnectionRetry.delay(beforeAttempt: firstConnectionRetries + 1) {
+            firstConnectionRetries += 1
+            logger.notice("Trying the first connection again", metadata: ["retry": "\(firstConnectionRetries)", "after": "\(delay)"])
+            transition(to: .autoReconnecting(attempt: firstConnectionRetries, osManaged: false, timer: makeTimer(after: delay, .backoff)))
+            emit(.reconnectScheduled(attempt: firstConnectionRetries, delay: delay))
+            return
+        }
         finishFailed(error)
+    }
+
+    /// Failures of the link itself, which another attempt may not meet.
+    func isLinkFailure(_ error: BLEError) -> Bool {
+        switch error {
+        case .connectionTimeout, .connectionFailed, .disconnected: true
+        default: false
+        }
     }
 
     /// Errors that no amount of retrying fixes without the user.
@@ -460,8 +524,8 @@ public actor ConnectionStateMachine {
         case (.backoff, .autoReconnecting):
             beginConnecting()
         case (.disconnect, .disconnecting):
-            logger.warning("No disconnection event from the driver; going idle anyway")
-            transition(to: .idle)
+            logger.warning("No disconnection event from the driver; going on anyway")
+            finishDisconnecting()
         default:
             break
         }

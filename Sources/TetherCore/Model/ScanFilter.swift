@@ -2,9 +2,9 @@
 ///
 /// Service UUIDs are passed to the driver (the OS filters in hardware where it can); name and
 /// RSSI conditions are checked in software on every discovery.
-public struct ScanFilter: Sendable, Equatable {
+public struct ScanFilter: Sendable, Hashable {
     /// How a peripheral's name must match.
-    public enum NameMatch: Sendable, Equatable {
+    public enum NameMatch: Sendable, Hashable {
         /// The name equals this string exactly.
         case exact(String)
         /// The name starts with this string (case-sensitive).

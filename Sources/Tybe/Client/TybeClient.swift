@@ -154,10 +154,7 @@ public actor TybeClient {
             } catch BLEError.scanTimeout {
                 throw TybeClientError.bridgeNotFound(bridgeName)
             }
-            let connection = await central.connection(to: peripheral.id, configuration: ConnectionConfiguration(
-                services: [TybeGATT.serviceUUID],
-                requiredCharacteristics: [TybeGATT.textInput, TybeGATT.config, TybeGATT.control],
-                notifyCharacteristics: [TybeGATT.status],
+            let connection = await central.connection(to: peripheral.id, configuration: DeviceProfile.tybe.connectionConfiguration(
                 reconnectPolicy: .never))
             self.connection = connection
             // Subscribe before the link is up: the bridge greets every connection with a status.

@@ -39,3 +39,19 @@ public enum TybeGATT {
     /// The local name the bridge advertises (clients let the user change it).
     public static let defaultBridgeName = "Tybe Zephyr Dev"
 }
+
+extension DeviceProfile {
+    /// Tybe: its service with Text Input, Config and Control required and Status subscribed,
+    /// advertised as ``TybeGATT/defaultBridgeName`` (clients look for the name the user set);
+    /// an nRF52 Zephyr build asking for a 185-byte MTU and a 15 ms interval for keyboard latency.
+    public static let tybe = DeviceProfile(
+        name: "Tybe",
+        advertisedName: TybeGATT.defaultBridgeName,
+        services: [Service(uuid: TybeGATT.serviceUUID, characteristics: [
+            Characteristic(uuid: TybeGATT.textInputUUID, properties: TybeGATT.textInputProperties, required: true),
+            Characteristic(uuid: TybeGATT.statusUUID, properties: TybeGATT.statusProperties, subscribed: true),
+            Characteristic(uuid: TybeGATT.configUUID, properties: TybeGATT.configProperties, required: true),
+            Characteristic(uuid: TybeGATT.controlUUID, properties: TybeGATT.controlProperties, required: true),
+        ])],
+        link: Link(preferredMTU: 185, connectionInterval: .milliseconds(15)))
+}

@@ -6,6 +6,8 @@ import TetherBlueZPeripheral
 import TetherCore
 import TetherSimulator
 import Testing
+import FlockFinderEmulator
+import FlockFinderStorage
 
 /// The FlockFinder emulator hosted by `BlueZPeripheralHost` on one bluezoo adapter, and the
 /// FlockFinder client (with an in-memory detection store) on a `Central` over `BlueZDriver` on

@@ -6,6 +6,7 @@ import TetherBlueZPeripheral
 import TetherCore
 import TetherSimulator
 import Testing
+import GripFitEmulator
 
 /// The GripFit emulator hosted by `BlueZPeripheralHost` on one bluezoo adapter, and the
 /// GripFit manager on a `Central` over `BlueZDriver` on another, in real time.

@@ -6,6 +6,7 @@ import TetherBlueZPeripheral
 import TetherCore
 import TetherSimulator
 import Testing
+import KiroEmulator
 
 /// The Kiro emulator hosted by `BlueZPeripheralHost` on one bluezoo adapter, and a
 /// `KiroSession` over a connection of a `Central` over `BlueZDriver` on another, in real time.
@@ -42,7 +43,7 @@ struct KiroFlow {
                 try await discoverOwnPeripheral(of: pair, on: central, filter: ScanFilter(services: [KiroBLEConstants.serviceUUID]))
             }
             let connection = try await flowStep("connecting the Kiro", on: pair) {
-                try await within(20, "KiroConnector.connect") { try await KiroConnector.connect(to: found.id, on: central, clock: clock) }
+                try await within(20, "KiroConnector.connect") { try await KiroConnector.connect(to: found.id, on: central) }
             }
             let dataSource = InMemoryKiroDataSource(day: try KiroSampleDay.dayPack())
             let store = InMemoryFocusSessionStore()

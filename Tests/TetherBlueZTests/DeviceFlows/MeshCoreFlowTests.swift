@@ -7,6 +7,8 @@ import TetherCore
 import TetherDBus
 import TetherSimulator
 import Testing
+import MeshCoreEmulator
+import MeshCoreStorage
 
 /// The MeshCore client stack over BLE (`BLETransport` → `MeshCoreSession` → `ConnectionManager`
 /// → `MeshStore`) against the companion-radio emulator served by ``BlueZPeripheralHost``, in

@@ -6,6 +6,8 @@ import TetherBlueZPeripheral
 import TetherCore
 import TetherSimulator
 import Testing
+import MeshCoreEmulator
+import MeshCoreStorage
 
 // Support for the device flows over the BlueZ pair (MeshCore here; the Tybe flows use the
 // recorder and the name helper too). Everything runs in real time: waits are bounded by

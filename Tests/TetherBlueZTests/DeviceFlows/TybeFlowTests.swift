@@ -6,6 +6,7 @@ import TetherCore
 import TetherSimulator
 import Testing
 import Tybe
+import TybeEmulator
 
 /// The Tybe client (`TybeClient` on a `Central` over ``BlueZDriver``) against the bridge
 /// emulator (with its dongle and host) served by ``BlueZPeripheralHost``, in real time: the

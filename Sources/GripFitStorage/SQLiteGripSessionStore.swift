@@ -1,0 +1,204 @@
+import Foundation
+import TetherCore
+import GRDB
+import TetherStorage
+import GripFit
+
+/// A ``GripSessionStore`` backed by an SQLite database (through GRDB).
+///
+/// Schema (migration `gripfit.v1`): `gripSession` holds one row per summary, keyed by the session id
+/// as upper-case UUID text; `gripSample` holds the samples, referencing their session with
+/// `ON DELETE CASCADE`, so deleting a session deletes its samples.
+///
+/// `startedAt` is stored as SQLite date-time text (`YYYY-MM-DD HH:MM:SS.SSS`, UTC), so it comes
+/// back rounded down to the millisecond; offsets, forces and raw values round-trip exactly.
+public final class SQLiteGripSessionStore: GripSessionStore {
+    private let dbQueue: DatabaseQueue
+
+    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// other processes). Read-write creates it and its folder if needed and brings its schema up
+    /// to date; read-only needs an existing GripFit sessions database.
+    public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
+        // Migrated by the open (read-write), where racing processes are retried.
+        try self.init(dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator), migrate: false, path: path)
+    }
+
+    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
+        self.dbQueue = dbQueue
+        if migrate {
+            try Self.migrator.migrate(dbQueue)
+        } else if try !dbQueue.read({ try $0.tableExists(SessionRow.databaseTableName) }) {
+            throw TetherStorageError("\(path) holds no GripFit sessions (another program's database, or an empty file)")
+        }
+    }
+
+    /// A store in a fresh private in-memory database, gone when the store is released.
+    public static func inMemory() throws -> SQLiteGripSessionStore {
+        try SQLiteGripSessionStore(dbQueue: DatabaseQueue())
+    }
+
+    /// Where sessions are kept by default: `$TETHER_DATA_DIR/gripfit.sqlite` if that variable
+    /// is set, otherwise `$XDG_DATA_HOME/tether/gripfit.sqlite`, falling back to
+    /// `~/.local/share/tether/gripfit.sqlite`.
+    public static func defaultPath() -> String {
+        defaultPath(
+            environment: ProcessInfo.processInfo.environment,
+            homeDirectory: FileManager.default.homeDirectoryForCurrentUser.path
+        )
+    }
+
+    /// ``defaultPath()`` with its inputs made explicit, for tests.
+    static func defaultPath(environment: [String: String], homeDirectory: String) -> String {
+        DataDirectory.path(for: "gripfit.sqlite", environment: environment, homeDirectory: homeDirectory)
+    }
+
+    // MARK: - Schema
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        TetherDatabase.registerFirstMigration(&migrator, store: "gripfit", table: SessionRow.databaseTableName) { db in
+            try db.create(table: SessionRow.databaseTableName) { t in
+                t.primaryKey("id", .text)
+                t.column("startedAt", .datetime).notNull()
+                t.column("duration", .double).notNull()
+                t.column("maxForce", .double).notNull()
+                t.column("averageForce", .double).notNull()
+                t.column("sampleCount", .integer).notNull()
+            }
+            try db.create(table: SampleRow.databaseTableName) { t in
+                t.column("sessionId", .text).notNull().indexed()
+                    .references(SessionRow.databaseTableName, onDelete: .cascade)
+                t.column("offset", .double).notNull()
+                t.column("raw", .integer).notNull()
+                t.column("force", .double).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: - GripSessionStore
+
+    /// Stores a session in one transaction: upserts its summary and replaces its samples.
+    public func save(_ record: GripSessionRecord) async throws {
+        try await dbQueue.write { db in
+            let session = SessionRow(record.summary)
+            let key = session.id.uuidString
+            // Upsert rather than INSERT OR REPLACE: REPLACE deletes the old row first, which
+            // would fire the cascade; the samples are replaced explicitly below instead.
+            try session.upsert(db)
+            try SampleRow.filter(SampleRow.Columns.sessionId == key).deleteAll(db)
+            for sample in record.samples {
+                try SampleRow(sessionId: key, sample).insert(db)
+            }
+        }
+    }
+
+    /// The summaries of all stored sessions, newest start first.
+    public func allSessions() async throws -> [GripSessionSummary] {
+        try await dbQueue.read { db in
+            try SessionRow
+                .order(SessionRow.Columns.startedAt.desc, SessionRow.Columns.id)
+                .fetchAll(db)
+                .map(\.summary)
+        }
+    }
+
+    /// The stored session with this id and its samples in recorded order, or nil.
+    public func session(id: UUID) async throws -> GripSessionRecord? {
+        let key = id.uuidString
+        return try await dbQueue.read { db in
+            guard let session = try SessionRow.fetchOne(db, key: key) else { return nil }
+            // Rows are inserted in recorded order, so rowid order is recorded order even when
+            // offsets are not monotonic (a clock stepping back).
+            let samples = try SampleRow
+                .filter(SampleRow.Columns.sessionId == key)
+                .order(Column.rowID)
+                .fetchAll(db)
+            return GripSessionRecord(summary: session.summary, samples: samples.map(\.sample))
+        }
+    }
+
+    /// Removes the session with this id; its samples go with it through the cascade.
+    public func deleteSession(id: UUID) async throws {
+        let key = id.uuidString
+        _ = try await dbQueue.write { db in
+            try SessionRow.deleteOne(db, key: key)
+        }
+    }
+}
+
+extension SQLiteGripSessionStore {
+    /// How many sample rows the database holds across all sessions; lets tests see that
+    /// deleting or replacing a session leaves no orphaned samples behind.
+    func storedSampleRowCount() async throws -> Int {
+        try await dbQueue.read { db in try SampleRow.fetchCount(db) }
+    }
+}
+
+// MARK: - Rows
+
+/// A `gripSession` row.
+private struct SessionRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "gripSession"
+
+    // GRDB would store UUIDs as 16-byte blobs; the schema promises readable text, which is
+    // also what lookups by `id.uuidString` match.
+    static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy {
+        .uppercaseString
+    }
+
+    enum Columns {
+        static let id = Column(CodingKeys.id)
+        static let startedAt = Column(CodingKeys.startedAt)
+    }
+
+    var id: UUID
+    var startedAt: Date
+    var duration: Double
+    var maxForce: Double
+    var averageForce: Double
+    var sampleCount: Int
+
+    init(_ summary: GripSessionSummary) {
+        id = summary.id
+        startedAt = summary.startedAt
+        duration = summary.duration
+        maxForce = summary.maxForce
+        averageForce = summary.averageForce
+        sampleCount = summary.sampleCount
+    }
+
+    var summary: GripSessionSummary {
+        GripSessionSummary(
+            id: id,
+            startedAt: startedAt,
+            duration: duration,
+            maxForce: maxForce,
+            averageForce: averageForce,
+            sampleCount: sampleCount
+        )
+    }
+}
+
+/// A `gripSample` row.
+private struct SampleRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "gripSample"
+
+    enum Columns {
+        static let sessionId = Column(CodingKeys.sessionId)
+    }
+
+    var sessionId: String
+    var offset: Double
+    var raw: Int32
+    var force: Double
+
+    init(sessionId: String, _ sample: GripSample) {
+        self.sessionId = sessionId
+        offset = sample.offset
+        raw = sample.raw
+        force = sample.force
+    }
+
+    var sample: GripSample { GripSample(offset: offset, raw: raw, force: force) }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import TetherCore
+import GRDB
+import TetherStorage
+import Kiro
+
+/// A ``FocusSessionStore`` backed by an SQLite database (through GRDB).
+///
+/// Schema (migration `kiro.v1`): `focusSession` holds one row per session, keyed by the session id
+/// as upper-case UUID text. `startedAt` and `endedAt` (NULL while open) are stored as Unix
+/// seconds (REAL), the unit the device sends, so whole-second timestamps round-trip exactly.
+public final class SQLiteFocusSessionStore: FocusSessionStore {
+    private let dbQueue: DatabaseQueue
+
+    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// other processes). Read-write creates it and its folder if needed and brings its schema up
+    /// to date; read-only needs an existing Kiro focus sessions database.
+    public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
+        // Migrated by the open (read-write), where racing processes are retried.
+        try self.init(dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator), migrate: false, path: path)
+    }
+
+    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
+        self.dbQueue = dbQueue
+        if migrate {
+            try Self.migrator.migrate(dbQueue)
+        } else if try !dbQueue.read({ try $0.tableExists(FocusSessionRow.databaseTableName) }) {
+            throw TetherStorageError("\(path) holds no Kiro focus sessions (another program's database, or an empty file)")
+        }
+    }
+
+    /// A store in a fresh private in-memory database, gone when the store is released.
+    public static func inMemory() throws -> SQLiteFocusSessionStore {
+        try SQLiteFocusSessionStore(dbQueue: DatabaseQueue())
+    }
+
+    /// Where sessions are kept by default: `$TETHER_DATA_DIR/kiro.sqlite` if that variable is
+    /// set, otherwise `$XDG_DATA_HOME/tether/kiro.sqlite`, falling back to
+    /// `~/.local/share/tether/kiro.sqlite`.
+    public static func defaultPath() -> String {
+        defaultPath(
+            environment: ProcessInfo.processInfo.environment,
+            homeDirectory: FileManager.default.homeDirectoryForCurrentUser.path
+        )
+    }
+
+    /// ``defaultPath()`` with its inputs made explicit, for tests.
+    static func defaultPath(environment: [String: String], homeDirectory: String) -> String {
+        DataDirectory.path(for: "kiro.sqlite", environment: environment, homeDirectory: homeDirectory)
+    }
+
+    // MARK: - Schema
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        TetherDatabase.registerFirstMigration(&migrator, store: "kiro", table: FocusSessionRow.databaseTableName) { db in
+            try db.create(table: FocusSessionRow.databaseTableName) { t in
+                t.primaryKey("id", .text)
+                t.column("taskId", .text).notNull().indexed()
+                // Not "start"/"end": END is an SQL keyword.
+                t.column("startedAt", .double).notNull().indexed()
+                t.column("endedAt", .double)
+                t.column("outcome", .text).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: - FocusSessionStore
+
+    /// Stores a session, replacing any stored session with the same id.
+    public func save(_ session: FocusSession) async throws {
+        try await dbQueue.write { db in
+            try FocusSessionRow(session).upsert(db)
+        }
+    }
+
+    /// All stored sessions, newest start first (then by id).
+    public func allSessions() async throws -> [FocusSession] {
+        try await dbQueue.read { db in
+            try FocusSessionRow
+                .order(FocusSessionRow.Columns.startedAt.desc, FocusSessionRow.Columns.id)
+                .fetchAll(db)
+                .map(\.session)
+        }
+    }
+
+    /// Removes every stored session.
+    public func deleteAll() async throws {
+        _ = try await dbQueue.write { db in
+            try FocusSessionRow.deleteAll(db)
+        }
+    }
+}
+
+// MARK: - Rows
+
+/// A `focusSession` row.
+private struct FocusSessionRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "focusSession"
+
+    // GRDB would store UUIDs as 16-byte blobs; readable text matches the other stores.
+    static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy {
+        .uppercaseString
+    }
+
+    // Unix seconds rather than GRDB's default millisecond text, so device timestamps
+    // round-trip exactly.
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        .timeIntervalSince1970
+    }
+
+    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        .timeIntervalSince1970
+    }
+
+    enum Columns {
+        static let id = Column(CodingKeys.id)
+        static let startedAt = Column(CodingKeys.startedAt)
+    }
+
+    var id: UUID
+    var taskId: String
+    var startedAt: Date
+    var endedAt: Date?
+    var outcome: FocusSession.Outcome
+
+    init(_ session: FocusSession) {
+        id = session.id
+        taskId = session.taskId
+        startedAt = session.start
+        endedAt = session.end
+        outcome = session.outcome
+    }
+
+    var session: FocusSession {
+        FocusSession(id: id, taskId: taskId, start: startedAt, end: endedAt, outcome: outcome)
+    }
+}

@@ -1,0 +1,468 @@
+import Foundation
+import MeshCore
+import Logging
+import TetherCore
+import TetherSimulator
+
+/// The command handler of a MeshCore companion radio's firmware, for the core command set.
+///
+/// The app side talks to it in frames: ``receive(_:)`` takes one command frame; replies and
+/// pushes wait in an outbox that the host (``MeshCoreEmulator`` over BLE,
+/// ``MeshCoreStreamHost`` over TCP or serial, or a test) pulls with ``nextOutput()`` after
+/// ``outputHandler`` tells it something is ready. Pulling lets each host pace frames as its
+/// link does, and lets a contact listing go out one frame at a time as the firmware's does.
+///
+/// The mesh side (``MeshNetwork``) delivers messages, channel posts, adverts and acks. All of
+/// it runs on the ``SimulationActor``, one handler at a time, as firmware on one core would.
+@SimulationActor
+public final class CompanionRadio {
+    /// The node's 32-byte public key.
+    public nonisolated let publicKey: Data
+    /// The limits and reported values.
+    public let configuration: Configuration
+    /// The advertised name (SET_ADVERT_NAME changes it).
+    public private(set) var name: String
+    /// Hop distance from the mesh's core (see ``MeshNetwork``).
+    public var hops: Int
+    /// When true, unknown nodes' adverts are pushed as NEW_ADVERT instead of being added.
+    public var manualAddContacts: Bool
+    /// The contact table, in the order contacts were added.
+    public private(set) var contacts: [MeshContact] = []
+    /// The protocol version the app announced with DEVICE_QUERY; 0 until then and after the
+    /// app disconnects.
+    public private(set) var protocolVersion: UInt8 = 0
+    /// True while a host reports an app attached (BLE central subscribed, TCP client open).
+    public private(set) var isAppConnected = false
+    /// The name the app gave in APP_START, if any.
+    public private(set) var appName: String?
+    /// What happened so far.
+    public private(set) var counters = Counters()
+    /// Called whenever a frame becomes available in the outbox; the host then pulls with
+    /// ``nextOutput()``.
+    public var outputHandler: (@SimulationActor () -> Void)?
+
+    weak var network: MeshNetwork?
+    let timeline: Timeline
+    let logger: Logger
+    private var clockBase: UInt32
+    private var clockBaseTime: Duration
+    private var channels: [ChannelInfo?]
+    private var queue: [QueuedMessage] = []
+    private var outbox: [Output] = []
+    private var inFlight: [Output] = []
+    private var listing: [MeshContact]?
+    private var listingLastModified: UInt32 = 0
+    private var outputSerial: UInt64 = 0
+    private var expectedAcks: [UInt32: (contactKey: Data, flood: Bool)] = [:]
+    private var expectedAckOrder: [UInt32] = []
+
+    /// Creates a radio.
+    ///
+    /// - Parameters:
+    ///   - name: The advertised name (cut to 31 bytes).
+    ///   - publicKey: The 32-byte key (shorter keys are zero-padded, longer ones cut).
+    ///   - timeline: Virtual time; the radio's clock advances with it.
+    ///   - startEpoch: The radio's clock (seconds since 1970) at the timeline's current instant.
+    ///   - hops: Hop distance from the mesh's core.
+    ///   - configuration: Limits and reported values.
+    ///   - logger: Receives dropped messages and undecodable frames.
+    public init(
+        name: String,
+        publicKey: Data,
+        timeline: Timeline,
+        startEpoch: UInt32,
+        hops: Int = 1,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "meshcore.emulator.radio")
+    ) {
+        var key = Data(publicKey.prefix(MeshContact.publicKeySize))
+        if key.count < MeshContact.publicKeySize { key.append(Data(count: MeshContact.publicKeySize - key.count)) }
+        self.publicKey = key
+        self.name = Self.clampName(name)
+        self.timeline = timeline
+        self.hops = hops
+        self.configuration = configuration
+        self.manualAddContacts = configuration.manualAddContacts
+        self.logger = logger
+        clockBase = startEpoch
+        clockBaseTime = timeline.now
+        channels = Array(repeating: nil, count: Int(configuration.maxChannels))
+        if !channels.isEmpty {
+            channels[0] = ChannelInfo(index: 0, name: MeshPublicChannel.name, secret: MeshPublicChannel.secret)
+        }
+    }
+
+    // MARK: State for tests and hosts
+
+    /// The radio's clock in seconds since 1970: the last time set plus virtual time elapsed.
+    public var clockEpoch: UInt32 {
+        let elapsed = max(0, Int64((timeline.now - clockBaseTime).seconds.rounded(.down)))
+        return UInt32(clamping: Int64(clockBase) + elapsed)
+    }
+
+    /// How many messages wait in the offline queue.
+    public var queuedMessageCount: Int { queue.count }
+
+    /// The texts of the queued messages, oldest first.
+    public var queuedMessageTexts: [String] { queue.map(\.text) }
+
+    /// True while a contact listing is still going out (GET_CONTACTS then answers ERR 4).
+    public var isListingContacts: Bool { listing != nil }
+
+    /// Frames waiting in the outbox (replies and pushes not yet taken by a host).
+    public var pendingOutputCount: Int { outbox.count }
+
+    /// True when the outbox holds frames or a listing is in progress.
+    public var hasPendingOutput: Bool { !outbox.isEmpty || listing != nil }
+
+    /// The channel in `index`, nil for an unset slot.
+    public func channel(_ index: UInt8) -> ChannelInfo? {
+        Int(index) < channels.count ? channels[Int(index)] : nil
+    }
+
+    /// The contact whose key starts with `prefix`.
+    public func contact(prefix: Data) -> MeshContact? {
+        guard !prefix.isEmpty else { return nil }
+        return contacts.first { $0.publicKey.starts(with: prefix) }
+    }
+
+    /// The contact with this name.
+    public func contact(named name: String) -> MeshContact? {
+        contacts.first { $0.name == name }
+    }
+
+    // MARK: App attachment
+
+    /// A host reports that an app attached.
+    public func appConnected() {
+        guard !isAppConnected else { return }
+        isAppConnected = true
+        network?.report(.appConnection(radio: name, connected: true))
+    }
+
+    /// A host reports that the app went away: the protocol version resets, a listing is
+    /// abandoned, and every message whose reply had not certainly reached the app returns to
+    /// the front of the queue, in order.
+    public func appDisconnected() {
+        guard isAppConnected else { return }
+        isAppConnected = false
+        protocolVersion = 0
+        appName = nil
+        listing = nil
+        let unsent = (inFlight + outbox).compactMap(\.message)
+        inFlight.removeAll()
+        outbox.removeAll()
+        if !unsent.isEmpty {
+            queue.insert(contentsOf: unsent, at: 0)
+            counters.messagesRequeued += unsent.count
+            trimQueue()
+            logger.info("\(name): \(unsent.count) undelivered message(s) back in the queue")
+        }
+        network?.report(.appConnection(radio: name, connected: false))
+    }
+
+    // MARK: Output
+
+    /// Takes the next frame for the app, or nil when there is none.
+    ///
+    /// A SYNC_NEXT_MESSAGE reply stays "in flight" until the host confirms it with
+    /// ``delivered(_:)``, the app sends its next command, or the app disconnects (it then
+    /// returns to the queue).
+    public func nextOutput() -> Output? {
+        let output: Output
+        if !outbox.isEmpty {
+            output = outbox.removeFirst()
+        } else if var remaining = listing {
+            if remaining.isEmpty {
+                listing = nil
+                output = makeOutput(.endOfContacts(lastModified: listingLastModified))
+            } else {
+                let contact = remaining.removeFirst()
+                listing = remaining
+                output = makeOutput(.contact(contact))
+            }
+        } else {
+            return nil
+        }
+        if output.message != nil { inFlight.append(output) }
+        return output
+    }
+
+    /// The host confirms that `output` reached the app.
+    public func delivered(_ output: Output) {
+        inFlight.removeAll { $0.serial == output.serial }
+    }
+
+    /// The host could not send `output`. While the app is attached it goes back to the front
+    /// of the outbox; otherwise a message it carried returns to the front of the queue.
+    public func undelivered(_ output: Output) {
+        inFlight.removeAll { $0.serial == output.serial }
+        if isAppConnected {
+            outbox.insert(output, at: 0)
+        } else if let message = output.message {
+            queue.insert(message, at: 0)
+            counters.messagesRequeued += 1
+            trimQueue()
+        }
+    }
+
+    /// Pulls every pending frame at once, confirming each (for tests and instant hosts).
+    public func drainOutputs() -> [Data] {
+        var frames: [Data] = []
+        while let output = nextOutput() {
+            delivered(output)
+            frames.append(output.frame)
+        }
+        return frames
+    }
+
+    private func makeOutput(_ frame: MeshCoreFrame, message: QueuedMessage? = nil) -> Output {
+        outputSerial += 1
+        return Output(frame: frame.encoded(), serial: outputSerial, message: message)
+    }
+
+    private func reply(_ frame: MeshCoreFrame, message: QueuedMessage? = nil) {
+        if case .error = frame { counters.errors += 1 }
+        outbox.append(makeOutput(frame, message: message))
+        outputHandler?()
+    }
+
+    /// Pushes go out only to an attached app, and are dropped rather than let the outbox grow.
+    func push(_ frame: MeshCoreFrame) {
+        guard isAppConnected else { return }
+        guard outbox.count < configuration.outboxCapacity else {
+            counters.pushesDropped += 1
+            logger.warning("\(name): outbox full, push 0x\(String(frame.code, radix: 16)) dropped")
+            return
+        }
+        outbox.append(makeOutput(frame))
+        outputHandler?()
+    }
+
+    // MARK: Commands
+
+    /// Handles one command frame from the app. Never traps: an undecodable frame gets ERR 1.
+    public func receive(_ frame: Data) {
+        counters.commands += 1
+        // A serialized app sends its next command only after reading the previous reply.
+        inFlight.removeAll()
+        let command: MeshCoreCommand
+        do {
+            command = try MeshCoreCommand(decoding: frame)
+        } catch {
+            logger.debug("\(name): undecodable command: \(error)")
+            network?.report(.appCommand(radio: name, code: frame.first ?? 0, accepted: false))
+            reply(.error(.unsupportedCommand))
+            return
+        }
+        network?.report(.appCommand(radio: name, code: command.code, accepted: true))
+        handle(command)
+    }
+
+    private func handle(_ command: MeshCoreCommand) {
+        switch command {
+        case .appStart(let appName):
+            self.appName = appName
+            reply(.selfInfo(selfInfo))
+        case .deviceQuery(let version):
+            protocolVersion = version
+            reply(.deviceInfo(deviceInfo))
+        case .getContacts(let since):
+            startListing(since: since)
+        case .sendTextMessage(let message):
+            sendDirect(message)
+        case .sendChannelTextMessage(let index, let timestamp, let text):
+            guard let channel = channel(index) else { return reply(.error(.notFound)) }
+            counters.channelMessagesSent += 1
+            reply(.ok(value: nil))
+            network?.sendChannel(from: self, secret: channel.secret, text: "\(name): \(text)", timestamp: timestamp)
+        case .syncNextMessage:
+            if queue.isEmpty {
+                reply(.noMoreMessages)
+            } else {
+                let message = queue.removeFirst()
+                reply(message.frame(v3: protocolVersion >= 3), message: message)
+            }
+        case .getDeviceTime:
+            reply(.currentTime(clockEpoch))
+        case .setDeviceTime(let time):
+            // Firmware rule: the clock never goes backwards.
+            guard time >= clockEpoch else { return reply(.error(.illegalArgument)) }
+            clockBase = time
+            clockBaseTime = timeline.now
+            reply(.ok(value: nil))
+        case .getBatteryAndStorage:
+            let used = UInt32(8 + contacts.count / 4 + queue.count / 8)
+            reply(.batteryAndStorage(BatteryAndStorage(
+                millivolts: configuration.batteryMillivolts, usedKilobytes: used,
+                totalKilobytes: configuration.totalStorageKilobytes)))
+        case .sendSelfAdvert(let flood):
+            reply(.ok(value: nil))
+            network?.advertise(from: self, flood: flood)
+        case .setAdvertName(let newName):
+            name = Self.clampName(newName)
+            reply(.ok(value: nil))
+        case .getChannel(let index):
+            guard index < configuration.maxChannels else { return reply(.error(.notFound)) }
+            reply(.channelInfo(channel(index) ?? ChannelInfo(index: index, name: "", secret: Data(count: 16))))
+        case .removeContact(let key):
+            guard let position = contacts.firstIndex(where: { $0.publicKey == key }) else {
+                return reply(.error(.notFound))
+            }
+            contacts.remove(at: position)
+            reply(.ok(value: nil))
+        case .reboot, .hasConnection, .other:
+            reply(.error(.unsupportedCommand))
+        }
+    }
+
+    private var selfInfo: SelfInfo {
+        SelfInfo(
+            advertType: .chat, txPower: configuration.txPower, maxTxPower: configuration.txPower,
+            publicKey: publicKey, latitude: configuration.latitude, longitude: configuration.longitude,
+            manualAddContacts: manualAddContacts, radioFrequency: configuration.radioFrequency,
+            radioBandwidth: configuration.radioBandwidth, spreadingFactor: configuration.spreadingFactor,
+            codingRate: configuration.codingRate, name: name)
+    }
+
+    private var deviceInfo: DeviceInfo {
+        DeviceInfo(
+            firmwareVersionCode: configuration.firmwareVersionCode, maxContacts: configuration.maxContacts,
+            maxChannels: configuration.maxChannels, blePin: configuration.blePin,
+            buildDate: configuration.buildDate, manufacturer: configuration.manufacturer,
+            firmwareVersion: configuration.firmwareVersion,
+            // Clients of v10+ firmware read both tail bytes unconditionally.
+            repeatMode: false, pathHashMode: 0)
+    }
+
+    private func startListing(since: UInt32?) {
+        guard listing == nil else { return reply(.error(.badState)) }
+        let selected = contacts.filter { since == nil || $0.lastModified > since! }
+        // As the firmware: END_OF_CONTACTS carries the newest lastmod sent (0 when none was), and
+        // CONTACTS_START the total number of contacts, not the filtered count.
+        listingLastModified = selected.map(\.lastModified).max() ?? 0
+        reply(.contactsStart(count: UInt32(contacts.count)))
+        listing = selected
+        outputHandler?()
+    }
+
+    private func sendDirect(_ message: MeshCoreCommand.TextMessage) {
+        guard message.textType == .plain || message.textType == .cliData else {
+            return reply(.error(.unsupportedCommand))
+        }
+        guard let contact = contact(prefix: message.destinationPrefix) else {
+            return reply(.error(.notFound))
+        }
+        let flood = contact.outPath == nil
+        let ack = MeshAckCode.make(
+            timestamp: message.timestamp, attempt: message.attempt, text: message.text, senderKey: publicKey)
+        let pathHops = UInt32((contact.outPath?.count ?? 0) + 1)
+        let timeout: UInt32 = flood ? 12_000 : 2_000 + 1_600 * pathHops
+        // Bounded: an app that sends to nodes that never answer must not grow the table.
+        if expectedAcks.count >= 256, expectedAcks[ack] == nil, let oldest = expectedAckOrder.first {
+            expectedAckOrder.removeFirst()
+            expectedAcks[oldest] = nil
+        }
+        if expectedAcks[ack] == nil { expectedAckOrder.append(ack) }
+        expectedAcks[ack] = (contact.publicKey, flood)
+        counters.directMessagesSent += 1
+        reply(.sent(SentResult(isFlood: flood, expectedAck: ack, suggestedTimeout: timeout)))
+        network?.sendDirect(
+            from: self, to: contact.publicKey, text: message.text, timestamp: message.timestamp,
+            textType: message.textType, ack: ack)
+    }
+
+    // MARK: From the mesh
+
+    /// A direct message arrived. Only contacts can be decrypted; returns whether it was taken
+    /// (the network then returns the ack).
+    func receiveDirect(
+        from senderKey: Data, text: String, timestamp: UInt32, textType: MeshTextType,
+        pathLength: UInt8, snr: Double
+    ) -> Bool {
+        guard contacts.contains(where: { $0.publicKey == senderKey }) else {
+            logger.info("\(name): message from an unknown key \(senderKey.prefix(6).hexString) ignored")
+            return false
+        }
+        enqueue(.direct(
+            senderPrefix: Data(senderKey.prefix(6)), pathLength: pathLength, textType: textType,
+            timestamp: timestamp, text: text, snr: snr))
+        return true
+    }
+
+    /// A channel message arrived; it is queued if the radio has a slot with that secret.
+    func receiveChannel(secret: Data, text: String, timestamp: UInt32, pathLength: UInt8, snr: Double) {
+        guard let index = channels.firstIndex(where: { $0?.secret == secret }) else { return }
+        enqueue(.channel(index: UInt8(index), pathLength: pathLength, timestamp: timestamp, text: text, snr: snr))
+    }
+
+    /// The recipient acknowledged a message the app sent.
+    func receiveAck(_ ack: UInt32, roundTrip: Duration, hops: Int) {
+        guard let expected = expectedAcks.removeValue(forKey: ack) else { return }
+        expectedAckOrder.removeAll { $0 == ack }
+        counters.confirmations += 1
+        let milliseconds = UInt32(clamping: Int64((roundTrip.seconds * 1000).rounded()))
+        push(.sendConfirmed(SendConfirmation(ack: ack, roundTrip: milliseconds)))
+        // A flooded message's ack brings the path back, as the firmware's path return does.
+        if expected.flood, let index = contacts.firstIndex(where: { $0.publicKey == expected.contactKey }) {
+            contacts[index].outPath = Data((0..<max(0, hops - 1)).map { UInt8(truncatingIfNeeded: $0 + 1) })
+            contacts[index].lastModified = clockEpoch
+            push(.pathUpdated(publicKey: expected.contactKey))
+        }
+    }
+
+    /// A node advertised.
+    func receiveAdvert(publicKey key: Data, name advertName: String, type: MeshContactType, timestamp: UInt32) {
+        guard key != publicKey else { return }
+        if let index = contacts.firstIndex(where: { $0.publicKey == key }) {
+            contacts[index].name = advertName
+            contacts[index].lastAdvert = timestamp
+            contacts[index].lastModified = clockEpoch
+            push(.advert(publicKey: key))
+            return
+        }
+        let contact = MeshContact(
+            publicKey: key, type: type, name: advertName, lastAdvert: timestamp, lastModified: clockEpoch)
+        if manualAddContacts {
+            push(.newAdvert(contact))
+        } else if contacts.count >= configuration.maxContacts {
+            push(.contactsFull)
+        } else {
+            contacts.append(contact)
+            push(.advert(publicKey: key))
+        }
+    }
+
+    /// Adds or replaces a contact directly, as if it had advertised earlier (for scenarios and
+    /// tests). Returns false when the table is full.
+    @discardableResult
+    public func addContact(_ contact: MeshContact) -> Bool {
+        if let index = contacts.firstIndex(where: { $0.publicKey == contact.publicKey }) {
+            contacts[index] = contact
+            return true
+        }
+        guard contacts.count < configuration.maxContacts else { return false }
+        contacts.append(contact)
+        return true
+    }
+
+    private func enqueue(_ message: QueuedMessage) {
+        queue.append(message)
+        counters.messagesQueued += 1
+        trimQueue()
+        network?.report(.messageQueued(radio: name, queued: queue.count))
+        push(.messageWaiting)
+    }
+
+    private func trimQueue() {
+        while queue.count > configuration.offlineQueueCapacity {
+            let dropped = queue.removeFirst()
+            counters.messagesDropped += 1
+            logger.warning("\(name): offline queue full, oldest message dropped: \(dropped.text)")
+        }
+    }
+
+    private static func clampName(_ name: String) -> String {
+        String(decoding: MeshCoreText.utf8(name, maxBytes: MeshCoreCommand.maximumAdvertNameBytes), as: UTF8.self)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import MeshCore
+import TetherSimulator
+
+/// A scripted node of a ``MeshNetwork``: a chat node, a repeater or a bot.
+///
+/// It acknowledges direct messages after the round trip its hop distance implies, and can
+/// answer them ("echo: <text>") when ``echoBot`` is on.
+@SimulationActor
+public final class MeshNode {
+    /// The node's name.
+    public let name: String
+    /// The node's 32-byte public key.
+    public nonisolated let publicKey: Data
+    /// The kind of node its adverts announce.
+    public let type: MeshContactType
+    /// Hop distance from the mesh's core.
+    public var hops: Int
+    /// Offline nodes neither receive nor acknowledge anything.
+    public var isOnline = true {
+        didSet { if oldValue != isOnline { network?.report(.nodeOnline(name: name, online: isOnline)) } }
+    }
+    /// Whether direct messages are acknowledged.
+    public var autoAcknowledges = true
+    /// When true, every direct message is answered with "echo: <text>".
+    public var echoBot: Bool
+    /// Direct messages received, oldest first.
+    public private(set) var receivedDirect: [(from: String, text: String)] = []
+    /// Channel messages heard ("Sender: text"), oldest first.
+    public private(set) var receivedChannel: [String] = []
+
+    weak var network: MeshNetwork?
+
+    init(name: String, publicKey: Data, type: MeshContactType, hops: Int, echoBot: Bool) {
+        self.name = name
+        self.publicKey = publicKey
+        self.type = type
+        self.hops = hops
+        self.echoBot = echoBot
+    }
+
+    /// Sends a direct message to a radio or node of the network.
+    public func sendDirect(_ text: String, to recipientName: String) {
+        network?.nodeSendsDirect(self, to: recipientName, text: text)
+    }
+
+    /// Posts "Name: text" on the public channel.
+    public func postOnChannel(_ text: String) {
+        guard isOnline, let network else { return }
+        network.sendChannel(from: self, secret: MeshPublicChannel.secret, text: "\(name): \(text)", timestamp: network.epoch)
+    }
+
+    /// Advertises the node: to neighbours (zero-hop) or the whole mesh (flood).
+    public func advert(flood: Bool = true) {
+        guard isOnline else { return }
+        network?.advertise(from: self, flood: flood)
+    }
+
+    func receiveDirect(from sender: String, text: String) {
+        receivedDirect.append((sender, text))
+        if echoBot {
+            network?.schedule(after: .milliseconds(250)) { [weak self] _ in
+                self?.sendDirect("echo: \(text)", to: sender)
+            }
+        }
+    }
+
+    func receiveChannel(_ text: String) {
+        receivedChannel.append(text)
+    }
+}

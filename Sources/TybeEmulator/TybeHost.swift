@@ -1,0 +1,93 @@
+import TetherSimulator
+import Tybe
+
+/// The computer the Tybe dongle is plugged into: a focused text field behind a US-QWERTY
+/// keyboard layout and a user-managed input source.
+///
+/// With the English input source, ``AsciiKeymap/character(for:)`` decides what each keystroke
+/// types; with the Korean one, letter keys go through a Dubeolsik ``KoreanInputMethod`` and
+/// other keys commit the syllable being composed, then type as in English. Enter types
+/// `"\n"`, Tab `"\t"`, Backspace deletes (a jamo from the syllable being composed first).
+/// Keystrokes with Ctrl, Alt or GUI held are shortcuts and type nothing. LANG1 (the Korean
+/// keyboard's 한/영 key) switches the input source.
+@SimulationActor
+public final class TybeHost {
+    /// The host's keyboard input source, chosen by the user.
+    public enum InputSource: String, Sendable {
+        /// US English: keys type ASCII.
+        case english
+        /// Korean 2-set (Dubeolsik): letter keys type jamo that the input method composes.
+        case korean
+    }
+
+    /// The active input source. Switching commits the syllable being composed, as real
+    /// input methods do.
+    public var inputSource: InputSource {
+        didSet { if oldValue != inputSource { commitPreedit() } }
+    }
+
+    /// Every keystroke received, in order (including ones that typed nothing).
+    public private(set) var keystrokes: [KeyStroke] = []
+
+    /// Text committed to the text field, excluding the input method's syllable in progress.
+    private var committedText = ""
+    private var ime = KoreanInputMethod()
+
+    /// Creates a host with an empty text field.
+    public nonisolated init(inputSource: InputSource = .english) {
+        self.inputSource = inputSource
+    }
+
+    /// What the text field shows: committed text plus the input method's syllable in progress.
+    public var text: String { committedText + ime.preedit }
+
+    /// The syllable the Korean input method is composing (empty in English).
+    public var preedit: String { ime.preedit }
+
+    /// Receives one key press and release from the USB keyboard.
+    public func press(_ stroke: KeyStroke) {
+        keystrokes.append(stroke)
+        let m = stroke.modifiers
+        // Shortcuts (⌘C, ⌃A...) do not type; the simulated host has no commands to run.
+        guard !m.hasCtrl, !m.hasAlt, !m.hasGUI else { return }
+        if stroke.key == .lang1 {
+            inputSource = inputSource == .english ? .korean : .english
+            return
+        }
+        if inputSource == .korean {
+            if let jamo = KoreanKeymap.jamo(for: stroke) {
+                ime.input(jamo)
+                flushIME()
+                return
+            }
+            if stroke.key == .backspace, !ime.preedit.isEmpty {
+                ime.backspace()
+                return
+            }
+            commitPreedit()
+        }
+        if stroke.key == .backspace {
+            if !committedText.isEmpty { committedText.removeLast() }
+        } else if let character = AsciiKeymap.character(for: stroke) {
+            committedText.append(character)
+        }
+    }
+
+    /// Empties the text field and forgets the keystrokes.
+    public func clear() {
+        keystrokes.removeAll()
+        committedText = ""
+        ime.reset()
+    }
+
+    private func commitPreedit() {
+        ime.commit()
+        flushIME()
+    }
+
+    /// Moves what the input method finished into the text field.
+    private func flushIME() {
+        committedText += ime.committed
+        ime.committed = ""
+    }
+}

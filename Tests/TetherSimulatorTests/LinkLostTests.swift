@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import TetherCore
+@testable import TetherSimulator
+
+/// A client declaring a live link dead (`linkLost(reason:)`), and first connections retried by
+/// the core (`firstConnectionRetry`): both follow a policy, so no client runs a loop of its own.
+@Suite("Declared link loss and first-connection retries", .timeLimit(.minutes(2)))
+struct LinkLostTests {
+    static func configuration(_ policy: ReconnectPolicy, firstConnectionRetry: ReconnectPolicy = .never) -> ConnectionConfiguration {
+        var configuration = Harness.echoConfiguration
+        configuration.reconnectPolicy = policy
+        configuration.firstConnectionRetry = firstConnectionRetry
+        configuration.connectionTimeout = .seconds(1)
+        return configuration
+    }
+
+    @Test func aLinkDeclaredLostIsDroppedAndReconnectsByThePolicy() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        let connection = try await h.connected(Self.configuration(.threeAttempts))
+        let log = await EventLog(connection)
+        let stream = await connection.notifications(for: EchoPeripheral.output)
+        let reason = BLEError.disconnected("no answer to PING")
+        try await h.run { await connection.linkLost(reason: reason) }
+        #expect(await log.contains { $0 == .disconnected(h.echoID, reason) })
+        #expect(await connection.lastError == reason)
+        // The radio saw the link go: the driver was told to cancel it.
+        try await h.until { await !h.radio.isConnected(h.echoID) }
+        try await h.until { await connection.isConnected }
+        #expect(await log.contains { $0 == .reconnected(h.echoID) })
+        #expect(await log.reconnectSchedule.first?.0 == 1)
+        #expect(await log.reconnectSchedule.first?.1 == .seconds(1))
+        // The subscription came back with the link: the stream armed before still flows.
+        try await h.run { try await connection.write(Data("back".utf8), to: EchoPeripheral.input, type: .withResponse) }
+        let echo = try await h.run { () -> Data? in
+            for await value in stream { return value }
+            return nil
+        }
+        #expect(echo == Data("back".utf8))
+    }
+
+    @Test func withoutAPolicyALinkDeclaredLostStaysDown() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        let connection = try await h.connected(Self.configuration(.never))
+        try await h.run { await connection.linkLost(reason: .disconnected("silent")) }
+        try await h.until { await connection.phase == .idle }
+        await h.advance(.seconds(10))
+        #expect(await connection.phase == .idle)
+        #expect(await !h.radio.isConnected(h.echoID))
+    }
+
+    @Test func onlyAConnectedLinkCanBeDeclaredLost() async throws {
+        let h = await Harness()
+        let connection = await h.connection(Self.configuration(.threeAttempts))
+        let log = await EventLog(connection)
+        await connection.linkLost(reason: .disconnected("nothing to lose"))
+        #expect(await connection.phase == .idle)
+        #expect(await log.contains { if case .disconnected = $0 { true } else { false } } == false)
+    }
+
+    @Test func aPendingWriteFailsWithTheReason() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        let connection = try await h.connected(Self.configuration(.never))
+        await h.radio.inject(FaultRule(.write, action: .noResponse, count: 1))
+        let pending = Task { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) }
+        try await h.until { await h.radio.faults.first?.remaining == 0 }
+        try await h.run { await connection.linkLost(reason: .disconnected("silent")) }
+        let result = await pending.result
+        #expect(throws: BLEError.disconnected("silent")) { try result.get() }
+    }
+
+    @Test func aFirstConnectionIsRetriedByItsPolicyAndSucceedsWhenTheDeviceAnswers() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        await h.radio.setIgnoresConnections(h.echoID, true)
+        let connection = await h.connection(Self.configuration(.never, firstConnectionRetry: ReconnectPolicy(schedule: .delays([.seconds(1), .seconds(2), .seconds(4)]))))
+        let log = await EventLog(connection)
+        let start = h.now
+        let attempt = Task { try await connection.connect() }
+        // Two timed-out attempts (1 s each) and their pauses (1 s, 2 s); then the device answers.
+        try await h.until { await log.reconnectSchedule.count == 2 }
+        await h.radio.setIgnoresConnections(h.echoID, false)
+        try await h.run { try await attempt.value }
+        #expect(await connection.isConnected)
+        #expect(await log.reconnectSchedule.map(\.1) == [.seconds(1), .seconds(2)])
+        let took = h.now - start
+        #expect(took >= .seconds(4) && took < .seconds(6), "\(took)")
+    }
+
+    @Test func aFirstConnectionThatKeepsFailingThrowsAfterTheLastRetry() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        await h.radio.setIgnoresConnections(h.echoID, true)
+        let connection = await h.connection(Self.configuration(.never, firstConnectionRetry: ReconnectPolicy(schedule: .delays([.seconds(1), .seconds(2)]))))
+        let log = await EventLog(connection)
+        let start = h.now
+        let error = try await h.error { try await connection.connect() }
+        #expect(error == .connectionTimeout)
+        // Three attempts of 1 s with pauses of 1 s and 2 s between them.
+        let took = h.now - start
+        #expect(took >= .seconds(6) && took < .seconds(7), "\(took)")
+        #expect(await log.reconnectSchedule.map(\.0) == [1, 2])
+        #expect(await connection.phase == .idle)
+    }
+
+    @Test func aMissingServiceIsNotRetried() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        await h.peripheral { $0.removeService(EchoPeripheral.service) }
+        let connection = await h.connection(Self.configuration(.never, firstConnectionRetry: ReconnectPolicy(schedule: .delays([.seconds(1)]))))
+        let log = await EventLog(connection)
+        let error = try await h.error { try await connection.connect() }
+        #expect(error == .serviceNotFound(EchoPeripheral.service))
+        #expect(await log.reconnectSchedule.isEmpty)
+    }
+}

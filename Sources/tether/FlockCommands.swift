@@ -136,9 +136,7 @@ extension FlockCommands {
         var json = false
 
         func run() async throws {
-            var quiet = Logger(label: "tether.flock.parse")
-            quiet.logLevel = .critical
-            let parser = FlockMessageParser(logger: quiet)
+            let parser = FlockMessageParser()
             // Lines are framed with a bound (readLine grew with the line: 219 MB for a 100 MB
             // line); longer ones are reported as invalid, never buffered whole.
             var framer = NewlineFramer(maxLineLength: Self.maximumLineLength)
@@ -154,7 +152,7 @@ extension FlockCommands {
                 for piece in framer.pushPieces(chunk) {
                     switch piece {
                     case .line(let bytes) where bytes.isEmpty: continue
-                    case .line(let bytes): try report(parser.parse(bytes))
+                    case .line(let bytes): try report(parser.decode(bytes))
                     // Too long to be a payload: reported as the parser reports one, not kept.
                     case .overlongLine(let seen): try report(.invalid(raw: "", reason: .tooLarge(seen)))
                     }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import GripFit
-import Logging
 import TetherCore
 import GripFitStorage
 
@@ -119,9 +118,7 @@ extension GripFitCommands {
 
         func run() async throws {
             var framer = NewlineFramer(maxLineLength: Self.maximumLineLength)
-            var quiet = Logger(label: "tether.gripfit.parse")
-            quiet.logLevel = .critical
-            let parser = BLEMessageParser(logger: quiet)
+            let parser = BLEMessageParser()
             let input = FileHandle.standardInput
             while true {
                 let chunk = input.availableData
@@ -142,7 +139,7 @@ extension GripFitCommands {
             switch piece {
             case .line(let bytes):
                 let line = String(decoding: bytes, as: UTF8.self)
-                emit(parser.parseResult(line), raw: line)
+                emit(Result { () throws(BLEMessageParser.ParseFailure) in try parser.decode(line) }, raw: line)
             case .overlongLine(let seen):
                 let reason = "line longer than \(Self.maximumLineLength) bytes (\(seen) or more): not decoded"
                 if json {

@@ -81,7 +81,7 @@ extension KiroCommands {
                 bytes.append(byte)
                 index = next
             }
-            switch KiroEventDecoder().decodeResult(bytes) {
+            switch Result(catching: { () throws(KiroEventDecodeError) in try KiroEventDecoder().decode(bytes) }) {
             case .success(let event): print(try jsonLine(KiroEventReport(event)))
             case .failure(let error): throw CLIError("cannot decode the event: \(error)")
             }

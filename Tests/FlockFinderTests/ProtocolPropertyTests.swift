@@ -84,7 +84,7 @@ struct ProtocolPropertyTests {
     @Test func arbitraryBytesNeverCrash() async {
         await propertyCheck(count: 2_000, input: Gen.uint8().array(of: 0...1_200)) { bytes in
             let data = Data(bytes)
-            let message = parser.parse(data)
+            let message = parser.decode(data)
             if bytes.count > FlockFinderBLEConstants.maxPayloadBytes {
                 #expect(message == .invalid(raw: FlockMessageParser.rawText(data), reason: .tooLarge(bytes.count)))
             }
@@ -98,7 +98,7 @@ struct ProtocolPropertyTests {
         let alphabet = Array(#"{}[]":,0123456789.-+eE truefalsnl\u"#)
         let soup = Gen.int(in: 0...(alphabet.count - 1)).array(of: 0...200)
         await propertyCheck(count: 2_000, input: soup) { indices in
-            _ = parser.parse(Data(String(indices.map { alphabet[$0] }).utf8))
+            _ = parser.decode(Data(String(indices.map { alphabet[$0] }).utf8))
         }
     }
 
@@ -113,7 +113,7 @@ struct ProtocolPropertyTests {
             case 1: bytes.insert(byte, at: index)
             default: if index < bytes.count { bytes.remove(at: index) }
             }
-            _ = parser.parse(Data(bytes))
+            _ = parser.decode(Data(bytes))
         }
     }
 
@@ -122,7 +122,7 @@ struct ProtocolPropertyTests {
             let data = detection.firmwareJSON()
             let expected = ProtocolRandom.expectedAfterRoundTrip(detection)
             #expect(parser.parseDetection(data) == .success(expected))
-            #expect(parser.parse(data) == .detection(expected))
+            #expect(parser.decode(data) == .detection(expected))
             // Re-encoding what was parsed gives the same bytes.
             #expect(expected.firmwareJSON() == data)
         }
@@ -132,7 +132,7 @@ struct ProtocolPropertyTests {
         await propertyCheck(count: 1_000, input: Self.streamEvents) { event in
             let data = event.firmwareJSON()
             #expect(parser.parseStream(data) == .success(event))
-            #expect(parser.parse(data) == .stream(event))
+            #expect(parser.decode(data) == .stream(event))
         }
     }
 
@@ -140,7 +140,7 @@ struct ProtocolPropertyTests {
         await propertyCheck(count: 100, input: Self.detections) { detection in
             let data = detection.firmwareJSON()
             for length in 0..<data.count {
-                guard case .invalid = parser.parse(data.prefix(length)) else {
+                guard case .invalid = parser.decode(data.prefix(length)) else {
                     Issue.record("accepted a \(length)-byte prefix of \(String(decoding: data, as: UTF8.self))")
                     return
                 }

@@ -20,7 +20,7 @@ struct ProtocolRobustnessTests {
         for length in 0..<data.count {
             let prefix = data.prefix(length)
             #expect(!parser.parseDetection(prefix).isSuccess, "prefix of \(length) bytes")
-            guard case .invalid(let raw, _) = parser.parse(prefix) else {
+            guard case .invalid(let raw, _) = parser.decode(prefix) else {
                 Issue.record("prefix of \(length) bytes was accepted")
                 continue
             }
@@ -45,7 +45,7 @@ struct ProtocolRobustnessTests {
     @Test func payloadsOverTheBoundAreRejectedBeforeParsing() {
         let huge = Data(repeating: UInt8(ascii: "["), count: 5_000_000)
         #expect(parser.parseDetection(huge) == .failure(.tooLarge(5_000_000)))
-        guard case .invalid(let raw, .tooLarge(5_000_000)) = parser.parse(huge) else {
+        guard case .invalid(let raw, .tooLarge(5_000_000)) = parser.decode(huge) else {
             Issue.record("huge payload not reported as too large")
             return
         }
@@ -108,7 +108,7 @@ struct ProtocolRobustnessTests {
         bytes += Array(#","rssi":-60,"confidence":0.9}"#.utf8)
         let data = Data(bytes)
         #expect(parser.parseDetection(data) == .failure(.notJSON("invalid UTF-8")))
-        guard case .invalid(let raw, _) = parser.parse(data) else {
+        guard case .invalid(let raw, _) = parser.decode(data) else {
             Issue.record("invalid UTF-8 accepted")
             return
         }
@@ -125,7 +125,7 @@ struct ProtocolRobustnessTests {
         for _ in 0..<2_000 {
             let count = Int.random(in: 0...1_100, using: &rng)
             let data = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) })
-            _ = parser.parse(data)
+            _ = parser.decode(data)
         }
     }
 }

@@ -1,15 +1,12 @@
 import Foundation
-import Logging
 import Testing
 
 @testable import FlockFinder
 
 /// Shared helpers for the FlockFinder protocol tests.
 enum ProtocolFixtures {
-    /// A parser that does not log, for tests feeding it garbage on purpose.
-    static let quietParser = FlockMessageParser(
-        logger: Logger(label: "test.flock.parser", factory: { _ in SwiftLogNoOpLogHandler() })
-    )
+    /// The parser the tests share.
+    static let quietParser = FlockMessageParser()
 
     static func data(_ text: String) -> Data { Data(text.utf8) }
 
@@ -98,29 +95,14 @@ enum ProtocolFixtures {
     }
 }
 
-/// A log handler that remembers messages, to check what the parser logs.
-final class ProtocolCapturingLogHandler: LogHandler, @unchecked Sendable {
-    // Guarded by `lock`; the logger may be used from any thread.
-    private let lock = NSLock()
-    private var stored: [(Logger.Level, String)] = []
-
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
+extension FlockMessageParser {
+    /// ``decodeDetection(_:)`` as a value to compare.
+    func parseDetection(_ data: Data) -> Result<Detection, FlockParseError> {
+        Result { () throws(FlockParseError) in try decodeDetection(data) }
     }
 
-    var messages: [(Logger.Level, String)] {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-
-    func log(event: LogEvent) {
-        lock.lock()
-        stored.append((event.level, event.message.description))
-        lock.unlock()
+    /// ``decodeStream(_:)`` as a value to compare.
+    func parseStream(_ data: Data) -> Result<StreamEvent, FlockParseError> {
+        Result { () throws(FlockParseError) in try decodeStream(data) }
     }
 }

@@ -11,7 +11,7 @@ import Testing
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return chunks.flatMap { framer.pushLines(Data($0.utf8)) }.map { line in
-            String(decoding: try! encoder.encode(GripFitParseReport(parser.parseResult(line), raw: line)), as: UTF8.self)
+            String(decoding: try! encoder.encode(GripFitParseReport(Result { () throws(BLEMessageParser.ParseFailure) in try parser.decode(line) }, raw: line)), as: UTF8.self)
         }
     }
 

@@ -1,12 +1,21 @@
 import Foundation
 import GripFit
-import Logging
 import PropertyBased
 import Testing
 import TetherCore
 
 /// Keeps the warnings of deliberately malformed lines out of the test output.
-private let quietParser = BLEMessageParser(logger: Logger(label: "test.quiet") { _ in SwiftLogNoOpLogHandler() })
+private let quietParser = BLEMessageParser()
+
+extension BLEMessageParser {
+    /// ``decode(_:)`` as a value to compare.
+    fileprivate func parseResult(_ line: String) -> Result<GripFitMessage, ParseFailure> {
+        Result { () throws(ParseFailure) in try decode(line) }
+    }
+
+    /// The message in `line`, nil when there is none.
+    fileprivate func message(_ line: String) -> GripFitMessage? { try? decode(line) }
+}
 
 private typealias Failure = BLEMessageParser.ParseFailure
 
@@ -15,10 +24,10 @@ private typealias Failure = BLEMessageParser.ParseFailure
 @Suite struct ParserExampleTests {
     // Guide §5.1: the four example strings.
     @Test func guideExamples() {
-        #expect(quietParser.parse("R:123456") == .reading(123_456))
-        #expect(quietParser.parse("S:TARED") == .status(.tared))
-        #expect(quietParser.parse("D:GRIPFIT,1.0") == .deviceInfo(firmwareVersion: "1.0"))
-        #expect(quietParser.parse("garbage") == nil)
+        #expect(quietParser.message("R:123456") == .reading(123_456))
+        #expect(quietParser.message("S:TARED") == .status(.tared))
+        #expect(quietParser.message("D:GRIPFIT,1.0") == .deviceInfo(firmwareVersion: "1.0"))
+        #expect(quietParser.message("garbage") == nil)
         #expect(quietParser.parseResult("garbage") == .failure(.unknownTag("garbage")))
     }
 
@@ -64,13 +73,13 @@ private typealias Failure = BLEMessageParser.ParseFailure
     ])
     func outOfRangeReadingsAreRejected(line: String) {
         #expect(quietParser.parseResult(line) == .failure(.readingOutOfRange(line)))
-        #expect(quietParser.parse(line) == nil)
+        #expect(quietParser.message(line) == nil)
     }
 
     @Test(arguments: ["R:", "R:12a", "R: 5", "R:1.5", "R:-", "R:5 ", "R:0x10", "R:--5", "R:1e3"])
     func nonNumericReadingsAreRejected(line: String) {
         #expect(quietParser.parseResult(line) == .failure(.nonNumericReading(line)))
-        #expect(quietParser.parse(line) == nil)
+        #expect(quietParser.message(line) == nil)
     }
 
     @Test func trailingCarriageReturnIsStripped() {
@@ -87,7 +96,7 @@ private typealias Failure = BLEMessageParser.ParseFailure
     }
 
     @Test func deviceInfoKeepsTheWholeVersion() {
-        #expect(quietParser.parse("D:GRIPFIT,2.1.0-beta") == .deviceInfo(firmwareVersion: "2.1.0-beta"))
+        #expect(quietParser.message("D:GRIPFIT,2.1.0-beta") == .deviceInfo(firmwareVersion: "2.1.0-beta"))
     }
 
     @Test(arguments: ["X:1", "r:5", "R5", "CMD:PING", " R:5", "RR:5"])
@@ -97,7 +106,7 @@ private typealias Failure = BLEMessageParser.ParseFailure
 
     @Test func emptyLine() {
         #expect(quietParser.parseResult("") == .failure(.empty))
-        #expect(quietParser.parse("") == nil)
+        #expect(quietParser.message("") == nil)
     }
 
     @Test func failuresDescribeTheLine() {
@@ -121,7 +130,7 @@ private typealias Failure = BLEMessageParser.ParseFailure
         var framer = NewlineFramer()
         let lines = framer.pushLines(Data("D:GRIPFIT,1.0\r\nR:1\nS:TA".utf8))
             + framer.pushLines(Data("RED\n".utf8))
-        #expect(lines.compactMap(quietParser.parse) == [
+        #expect(lines.compactMap(quietParser.message) == [
             .deviceInfo(firmwareVersion: "1.0"), .reading(1), .status(.tared),
         ])
     }
@@ -165,7 +174,7 @@ private func expectedVerdict(_ line: String) -> Verdict {
 /// Checks that the parser's answer is consistent with the line's tag and with `parse(_:)`.
 private func checkParserInvariants(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) {
     let result = quietParser.parseResult(line)
-    #expect(quietParser.parse(line) == (try? result.get()), sourceLocation: sourceLocation)
+    #expect(quietParser.message(line) == (try? result.get()), sourceLocation: sourceLocation)
 
     switch (expectedVerdict(line), result) {
     case (.empty, .failure(.empty)),
@@ -219,10 +228,10 @@ private let validMessage = zip(
 
     @Test func every24BitReadingRoundTrips() async {
         await propertyCheck(count: 500, input: Gen.int32(in: BLEMessageParser.readingRange)) { value in
-            let message = quietParser.parse("R:\(value)")
+            let message = quietParser.message("R:\(value)")
             #expect(message == .reading(value))
-            #expect(message.flatMap { quietParser.parse($0.line) } == message)
-            #expect(quietParser.parse("R:\(value)\r") == .reading(value))
+            #expect(message.flatMap { quietParser.message($0.line) } == message)
+            #expect(quietParser.message("R:\(value)\r") == .reading(value))
         }
     }
 
@@ -238,7 +247,7 @@ private let validMessage = zip(
             let stream = Array(messages.map { $0.line + (crlf ? "\r\n" : "\n") }.joined().utf8)
 
             var whole = NewlineFramer()
-            let unsplit = whole.pushLines(Data(stream)).compactMap(quietParser.parse)
+            let unsplit = whole.pushLines(Data(stream)).compactMap(quietParser.message)
 
             var split = NewlineFramer()
             var lines: [String] = []
@@ -255,7 +264,7 @@ private let validMessage = zip(
             }
 
             #expect(unsplit == messages)
-            #expect(lines.compactMap(quietParser.parse) == messages)
+            #expect(lines.compactMap(quietParser.message) == messages)
             #expect(split.pendingByteCount == 0)
         }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import PropertyBased
 import Testing
 
@@ -123,10 +122,9 @@ struct ProtocolPropertyTests {
     static let commands = Generator<KiroCommand, Shrink.None<KiroCommand>>(run: { rng in ProtocolRandom.command(&rng) })
     static let events = Generator<KiroEvent, Shrink.None<KiroEvent>>(run: { rng in ProtocolRandom.event(&rng) })
     /// Thousands of rejected inputs would flood the test log.
-    static let quiet = Logger(label: "test.kiro.quiet") { _ in SwiftLogNoOpLogHandler() }
 
     @Test func eventDecoderNeverCrashesOnArbitraryBytes() async {
-        let decoder = KiroEventDecoder(logger: Self.quiet)
+        let decoder = KiroEventDecoder()
         await propertyCheck(count: 1_000, input: Gen.uint8().array(of: 0...300)) { bytes in
             let data = Data(bytes)
             switch decoder.decodeResult(data) {
@@ -139,13 +137,13 @@ struct ProtocolPropertyTests {
             case .failure(.malformed):
                 break
             }
-            #expect(decoder.decodeAll(data).count <= bytes.count / 2)
+            #expect(decoder.events(data).count <= bytes.count / 2)
         }
     }
 
     /// Arbitrary payloads behind a known type and a plausible length reach the deeper paths.
     @Test func eventDecoderNeverCrashesOnPlausiblePackets() async {
-        let decoder = KiroEventDecoder(logger: Self.quiet)
+        let decoder = KiroEventDecoder()
         let codes = EventLogType.allCases.map(\.code)
         await propertyCheck(
             count: 1_000, input: Gen.element(of: codes), Gen.uint8().array(of: 0...60), Gen.int(in: -6...6)
@@ -162,12 +160,12 @@ struct ProtocolPropertyTests {
             case .failure(let other):
                 Issue.record("unexpected \(other) for \(bytes)")
             }
-            _ = decoder.decodeAll(Data(bytes + bytes))
+            _ = decoder.events(Data(bytes + bytes))
         }
     }
 
     @Test func randomEventsRoundTripInBothForms() async {
-        let decoder = KiroEventDecoder(logger: Self.quiet)
+        let decoder = KiroEventDecoder()
         await propertyCheck(count: 1_000, input: Self.events, Gen.bool) { event, legacy in
             let form: KiroEventForm = legacy ? .legacy : .innerLength
             #expect(decoder.decodeResult(event.encoded(form: form)) == .success(event))
@@ -175,7 +173,7 @@ struct ProtocolPropertyTests {
     }
 
     @Test func randomEventStreamsSplitBackIntoTheirEvents() async {
-        let decoder = KiroEventDecoder(logger: Self.quiet)
+        let decoder = KiroEventDecoder()
         let stamp = Gen.uint32(in: 0x5E00_0000...0x7FFF_FFFF).optional
         await propertyCheck(count: 300, input: Self.events.array(of: 0...8), stamp.array(of: 8), Gen.bool.array(of: 8)) {
             events, stamps, legacy in
@@ -189,7 +187,7 @@ struct ProtocolPropertyTests {
             for (index, event) in events.enumerated() {
                 stream += event.encoded(form: legacy[index] ? .legacy : .innerLength)
             }
-            #expect(decoder.decodeAll(stream) == events)
+            #expect(decoder.events(stream) == events)
         }
     }
 

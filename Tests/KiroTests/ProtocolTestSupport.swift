@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 
 @testable import Kiro
 
@@ -24,39 +23,25 @@ func protocolLengthPrefixed(_ text: String) -> [UInt8] {
     return [UInt8(bytes.count)] + bytes
 }
 
-/// Counts what a logger receives, per level, so tests can check that rejects are logged.
-final class ProtocolLogRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var levels: [Logger.Level] = []
-
-    func record(_ level: Logger.Level) {
-        lock.lock()
-        defer { lock.unlock() }
-        levels.append(level)
+extension KiroEventDecoder {
+    /// ``decode(_:)`` as a value to compare.
+    func decodeResult(_ packet: Data) -> Result<KiroEvent, KiroEventDecodeError> {
+        Result { () throws(KiroEventDecodeError) in try decode(packet) }
     }
 
-    func count(_ level: Logger.Level) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return levels.filter { $0 == level }.count
-    }
+    /// The event in `packet`, nil when there is none.
+    func event(_ packet: Data) -> KiroEvent? { try? decode(packet) }
 
-    var logger: Logger {
-        Logger(label: "test.kiro.protocol") { _ in ProtocolRecordingHandler(recorder: self) }
+    /// The events of ``decodeAll(_:)``, rejected packets left out.
+    func events(_ data: Data) -> [KiroEvent] { decodeAll(data).compactMap { try? $0.get() } }
+
+    /// The rejections of ``decodeAll(_:)``.
+    func rejections(_ data: Data) -> [KiroEventDecodeError] {
+        decodeAll(data).compactMap { if case .failure(let error) = $0 { error } else { nil } }
     }
 }
 
-private struct ProtocolRecordingHandler: LogHandler {
-    let recorder: ProtocolLogRecorder
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        recorder.record(event.level)
-    }
+extension Result {
+    /// The error of a failure.
+    var failure: Failure? { if case .failure(let error) = self { error } else { nil } }
 }

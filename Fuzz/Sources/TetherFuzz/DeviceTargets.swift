@@ -11,7 +11,7 @@ let gripFitLines = FuzzTarget(name: "gripfit_lines", seeds: {
     let parser = BLEMessageParser()
     var framer = NewlineFramer(maxLineLength: 256)
     for chunk in chunks(of: data) {
-        for line in framer.pushLines(chunk) { _ = parser.parseResult(line) }
+        for line in framer.pushLines(chunk) { _ = try? parser.decode(line) }
     }
     _ = GripFitCommand(line: String(decoding: data, as: UTF8.self))
 })
@@ -25,7 +25,7 @@ let kiroEvents = FuzzTarget(name: "kiro_events", seeds: {
     return events.map { $0.encoded(form: .innerLength) } + events.map { $0.encoded(form: .legacy) }
 }, run: { data in
     let decoder = KiroEventDecoder()
-    _ = decoder.decodeResult(data)
+    _ = try? decoder.decode(data)
     _ = decoder.decodeAll(data)
 })
 
@@ -76,7 +76,8 @@ let flockFinderJSON = FuzzTarget(name: "flockfinder_json", seeds: {
      #"{"event":"heartbeat","uptime":12}"#, #"{"mac":"00:00:00:00:00:00","rssi":"x"}"#, "not json"].map { Data($0.utf8) }
 }, run: { data in
     let parser = FlockMessageParser()
-    _ = parser.parse(data)
-    _ = parser.parseDetection(data)
+    _ = parser.decode(data)
+    _ = try? parser.decodeDetection(data)
+    _ = try? parser.decodeStream(data)
     _ = FlockCommand(data: data)
 })

@@ -108,7 +108,7 @@ public actor FlockFinderClient {
         self.clock = clock
         self.now = now
         self.rssiInterval = rssiInterval
-        self.parser = FlockMessageParser(logger: logger)
+        self.parser = FlockMessageParser()
         self.logger = logger
     }
 
@@ -264,7 +264,7 @@ public actor FlockFinderClient {
     }
 
     private func receivedDetection(_ data: Data) async {
-        switch parser.parseDetection(data) {
+        switch Result(catching: { () throws(FlockParseError) in try parser.decodeDetection(data) }) {
         case .success(let detection):
             let receivedAt = now()
             var stored: StoredDetection?
@@ -286,7 +286,7 @@ public actor FlockFinderClient {
     }
 
     private func receivedStream(_ data: Data) {
-        switch parser.parseStream(data) {
+        switch Result(catching: { () throws(FlockParseError) in try parser.decodeStream(data) }) {
         case .success(let event): streamEvents.yield(event, logger: logger)
         case .failure(let error):
             parseErrors += 1

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 
 /// Decodes notification payloads (one complete JSON object each) into detections and stream
 /// events.
@@ -19,17 +18,13 @@ public struct FlockMessageParser: Sendable {
     /// How deeply nested an (ignored) extra field may be before the payload is rejected.
     static let maxNestingDepth = 16
 
-    private let logger: Logger
-
-    /// Creates a parser that logs rejected payloads to `logger` (from ``parse(_:)``).
-    public init(logger: Logger = Logger(label: "tether.flock.parser")) {
-        self.logger = logger
-    }
+    /// Creates a parser.
+    public init() {}
 
     /// Decodes any payload: one with an `evt` key is a stream event, anything else a
-    /// detection. Rejected payloads are logged as warnings and returned as
-    /// ``FlockMessage/invalid(raw:reason:)``.
-    public func parse(_ data: Data) -> FlockMessage {
+    /// detection; a rejected payload is ``FlockMessage/invalid(raw:reason:)`` (callers decide
+    /// whether to log it).
+    public func decode(_ data: Data) -> FlockMessage {
         let result: Result<FlockMessage, FlockParseError> = decodeObject(data).flatMap { object in
             if object["evt"] != nil {
                 Self.streamEvent(from: object).map(FlockMessage.stream)
@@ -41,20 +36,18 @@ public struct FlockMessageParser: Sendable {
         case .success(let message):
             return message
         case .failure(let reason):
-            let raw = Self.rawText(data)
-            logger.warning("Skipping an invalid FlockFinder payload: \(reason)", metadata: ["raw": "\(raw)"])
-            return .invalid(raw: raw, reason: reason)
+            return .invalid(raw: Self.rawText(data), reason: reason)
         }
     }
 
     /// Decodes a detection-characteristic payload.
-    public func parseDetection(_ data: Data) -> Result<Detection, FlockParseError> {
-        decodeObject(data).flatMap(Self.detection(from:))
+    public func decodeDetection(_ data: Data) throws(FlockParseError) -> Detection {
+        try decodeObject(data).flatMap(Self.detection(from:)).get()
     }
 
     /// Decodes a stream-characteristic payload.
-    public func parseStream(_ data: Data) -> Result<StreamEvent, FlockParseError> {
-        decodeObject(data).flatMap(Self.streamEvent(from:))
+    public func decodeStream(_ data: Data) throws(FlockParseError) -> StreamEvent {
+        try decodeObject(data).flatMap(Self.streamEvent(from:)).get()
     }
 
     /// A payload's text for reports: invalid UTF-8 repaired, capped at the payload bound.

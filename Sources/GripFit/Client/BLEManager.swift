@@ -65,7 +65,7 @@ public actor BLEManager: BLEManagerProtocol {
         self.now = now
         self.configuration = configuration
         self.calibration = calibration
-        self.parser = BLEMessageParser(logger: logger)
+        self.parser = BLEMessageParser()
         self.logger = logger
         self.hub = GripFitHub(logger: logger)
     }
@@ -239,7 +239,13 @@ public actor BLEManager: BLEManagerProtocol {
     private func received(_ chunk: Data) {
         let date = now()
         for line in framer.pushLines(chunk) {
-            guard let message = parser.parse(line) else { continue }
+            let message: GripFitMessage
+            do {
+                message = try parser.decode(line)
+            } catch {
+                logger.warning("Skipping a malformed message: \(error)")
+                continue
+            }
             switch message {
             case .reading: lastReadingAt = timeline.now
             case .status(.pong): lastPongAt = timeline.now

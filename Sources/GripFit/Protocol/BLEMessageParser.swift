@@ -1,10 +1,9 @@
 import Foundation
-import Logging
 
 /// Turns one complete line from the device into a typed message (guide §2.4).
 ///
 /// Pure and BLE-free: both the real manager and the mock feed it lines. Malformed lines are
-/// logged as warnings and reported as ``ParseFailure``; nothing here can crash.
+/// reported as ``ParseFailure`` (callers decide whether to log them); nothing here can crash.
 public struct BLEMessageParser: Sendable {
     /// Why a line was rejected.
     public enum ParseFailure: Error, Hashable, Sendable, CustomStringConvertible {
@@ -36,30 +35,15 @@ public struct BLEMessageParser: Sendable {
     /// The HX711's range: 24-bit signed.
     public static let readingRange: ClosedRange<Int32> = -8_388_608...8_388_607
 
-    private let logger: Logger
+    /// Creates a parser.
+    public init() {}
 
-    /// Creates a parser that logs rejected lines to `logger`.
-    public init(logger: Logger = Logger(label: "tether.gripfit.parser")) {
-        self.logger = logger
-    }
-
-    /// Parses a line (without its newline); returns nil and logs a warning when it is malformed.
-    public func parse(_ line: String) -> GripFitMessage? {
-        switch parseResult(line) {
-        case .success(let message):
-            return message
-        case .failure(let failure):
-            logger.warning("Skipping a malformed message: \(failure)")
-            return nil
-        }
-    }
-
-    /// Parses a line, saying why when it is rejected.
-    public func parseResult(_ line: String) -> Result<GripFitMessage, ParseFailure> {
+    /// The message in one line (without its newline; trailing carriage returns are ignored),
+    /// or why there is none.
+    public func decode(_ line: String) throws(ParseFailure) -> GripFitMessage {
         var line = Substring(line)
         while line.hasSuffix("\r") { line = line.dropLast() }
-        let text = String(line)
-        return parseTrimmed(text)
+        return try parseTrimmed(String(line)).get()
     }
 
     private func parseTrimmed(_ line: String) -> Result<GripFitMessage, ParseFailure> {

@@ -71,7 +71,7 @@ public actor KiroSession {
         self.timeZone = timeZone
         self.checksum = checksum
         self.focusStore = focusStore
-        self.decoder = KiroEventDecoder(logger: logger)
+        self.decoder = KiroEventDecoder()
         self.logger = logger
     }
 
@@ -127,7 +127,15 @@ public actor KiroSession {
     }
 
     private func received(_ packet: Data) async {
-        let events = decoder.decodeAll(packet)
+        var events: [KiroEvent] = []
+        for result in decoder.decodeAll(packet) {
+            switch result {
+            case .success(let event): events.append(event)
+            // Types from newer firmware are ignored by design (§8.2); a malformed one is news.
+            case .failure(let error) where error.isExpected: logger.debug("Ignoring a Kiro notification: \(error)")
+            case .failure(let error): logger.warning("Discarding a Kiro notification: \(error)")
+            }
+        }
         if events.isEmpty { discardedEvents += 1 }
         for event in events { await handle(event) }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 
 /// The two layouts firmware uses for events that carry an identifier (`0x10`–`0x15`).
 ///
@@ -79,6 +78,15 @@ public enum KiroEventDecodeError: Error, Hashable, Sendable, CustomStringConvert
     /// The notification had no bytes.
     case empty
 
+    /// Whether a client meets this in normal use and may ignore it quietly: event types from
+    /// newer firmware (§8.2) and empty notifications. A malformed event is worth a warning.
+    public var isExpected: Bool {
+        switch self {
+        case .unknownType, .empty: true
+        case .malformed: false
+        }
+    }
+
     /// A short phrase for logs.
     public var description: String {
         switch self {
@@ -114,60 +122,32 @@ public enum KiroEventDecodeError: Error, Hashable, Sendable, CustomStringConvert
 /// that later firmware might add are ignored. LowBattery reads its first payload byte, clamped
 /// to 100.
 public struct KiroEventDecoder: Sendable {
-    private let logger: Logger
-
-    /// Creates a decoder that logs rejected notifications to `logger`.
-    public init(logger: Logger = Logger(label: "tether.kiro.events")) {
-        self.logger = logger
-    }
-
-    /// The event in `packet`, or nil after logging why there is none. Unknown types are logged
-    /// at debug level, since ignoring them is expected; malformed ones as warnings.
-    public func decode(_ packet: Data) -> KiroEvent? {
-        switch decodeResult(packet) {
-        case .success(let event):
-            return event
-        case .failure(let error):
-            log(error)
-            return nil
-        }
-    }
+    /// Creates a decoder.
+    public init() {}
 
     /// The event in `packet` (one whole notification), or why there is none.
-    public func decodeResult(_ packet: Data) -> Result<KiroEvent, KiroEventDecodeError> {
-        Self.decodeOne(Array(packet))
+    public func decode(_ packet: Data) throws(KiroEventDecodeError) -> KiroEvent {
+        try Self.decodeOne(Array(packet)).get()
     }
 
-    /// Every event in `data`, which may hold several packets back to back; rejected packets are
-    /// logged and skipped.
+    /// Every packet in `data`, which may hold several back to back, in order: its event, or why
+    /// it has none.
     ///
     /// Packet boundaries come from the length byte. A legacy id event may be followed by a
     /// timestamp outside its length; it is taken to have one when at least four bytes remain and
     /// the next byte is not a known event type. Unix times since 2020 start with `0x5E`–`0x7F`,
     /// never an event code, while a following packet always starts with one. A truncated last
-    /// packet is logged and dropped.
-    public func decodeAll(_ data: Data) -> [KiroEvent] {
+    /// packet is malformed.
+    public func decodeAll(_ data: Data) -> [Result<KiroEvent, KiroEventDecodeError>] {
         let bytes = Array(data)
-        var events: [KiroEvent] = []
+        var results: [Result<KiroEvent, KiroEventDecodeError>] = []
         var start = 0
         while start < bytes.count {
             let size = Self.packetSize(bytes, from: start)
-            switch Self.decodeOne(Array(bytes[start..<start + size])) {
-            case .success(let event): events.append(event)
-            case .failure(let error): log(error)
-            }
+            results.append(Self.decodeOne(Array(bytes[start..<start + size])))
             start += size
         }
-        return events
-    }
-
-    private func log(_ error: KiroEventDecodeError) {
-        switch error {
-        case .unknownType, .empty:
-            logger.debug("Ignoring a Kiro notification: \(error)")
-        case .malformed:
-            logger.warning("Discarding a Kiro notification: \(error)")
-        }
+        return results
     }
 
     /// The size of the packet starting at `start`, never past the end and at least 1.

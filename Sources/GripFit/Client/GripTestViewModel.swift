@@ -1,0 +1,193 @@
+import Foundation
+import Observation
+
+/// The grip-test screen's state for SwiftUI (guide §3.2): it follows a ``BLEManagerProtocol``
+/// (``BLEManager`` on a device, ``MockBLEManager`` in previews), keeps a window of readings for
+/// a live chart, finds squeezes (peak, average, duration), and records a session that it saves
+/// once, when the test is complete (§3.4).
+///
+/// Errors are values: ``error`` mirrors the manager's state, ``saveError`` a failed save.
+///
+/// ```swift
+/// @State var model = GripTestViewModel(manager: MockBLEManager())
+/// // .task { model.start(); await model.startScanning() }
+/// ```
+@Observable
+@MainActor
+public final class GripTestViewModel {
+    /// The manager's connection state.
+    public private(set) var connectionState: GripFitConnectionState = .disconnected
+    /// Devices found by the current or last scan.
+    public private(set) var devices: [GripFitDevice] = []
+    /// The newest reading.
+    public private(set) var latestReading: GripReading?
+    /// The newest readings, oldest first, at most ``chartWindow`` of them (for a live chart).
+    public private(set) var chartReadings: [GripReading] = []
+    /// Whether the load cell works (`S:NOT_READY` is a hardware issue to show).
+    public private(set) var readiness: SensorReadiness = .unknown
+    /// What the device said about itself.
+    public private(set) var deviceInfo: GripFitDeviceInfo?
+    /// The squeeze under way.
+    public private(set) var currentSqueeze: Squeeze?
+    /// The last finished squeeze.
+    public private(set) var lastSqueeze: Squeeze?
+    /// The highest squeeze peak since the view model started following (or since ``resetPeak()``).
+    public private(set) var bestPeak: Double?
+    /// The sample interval the device confirmed, in ms.
+    public private(set) var sampleIntervalMs: Int?
+    /// The session being recorded, if any.
+    public private(set) var session: GripSession?
+    /// The summary of the last session saved.
+    public private(set) var lastSavedSession: GripSessionSummary?
+    /// Why the last save failed (nil after a successful one).
+    public private(set) var saveError: String?
+    /// How many readings fit the chart window.
+    public let chartWindow: Int
+
+    /// The manager's error, if its state is one.
+    public var error: GripFitError? {
+        if case .error(let error) = connectionState { error } else { nil }
+    }
+
+    /// Whether a session is being recorded.
+    public var isRecording: Bool { session != nil }
+
+    private let manager: any BLEManagerProtocol
+    private let store: (any GripSessionStore)?
+    private let now: @Sendable () -> Date
+    private var detector: SqueezeDetector
+    private var tasks: [Task<Void, Never>] = []
+
+    /// Creates a view model; call ``start()`` to follow the manager.
+    ///
+    /// - Parameters:
+    ///   - store: where ``stopRecording()`` saves sessions (none: they are only summarised).
+    ///   - squeezeThreshold: force above rest that counts as a squeeze (``SqueezeDetector``).
+    ///   - chartWindow: readings kept for the chart (600: a minute at 10 Hz).
+    public init(
+        manager: any BLEManagerProtocol,
+        store: (any GripSessionStore)? = nil,
+        squeezeThreshold: Double = 20_000,
+        chartWindow: Int = 600,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.manager = manager
+        self.store = store
+        self.now = now
+        self.chartWindow = max(1, chartWindow)
+        self.detector = SqueezeDetector(threshold: squeezeThreshold)
+    }
+
+    /// Follows the manager's states, devices, readings and statuses until ``stop()``.
+    /// Idempotent.
+    public func start() {
+        guard tasks.isEmpty else { return }
+        let manager = self.manager
+        tasks = [
+            Task { [weak self] in
+                for await state in await manager.connectionStates() { await self?.apply(state) }
+            },
+            Task { [weak self] in
+                for await devices in await manager.discoveredDeviceUpdates() { self?.devices = devices }
+            },
+            Task { [weak self] in
+                for await reading in await manager.readings() { self?.apply(reading) }
+            },
+            Task { [weak self] in
+                for await status in await manager.statuses() { await self?.apply(status) }
+            },
+        ]
+    }
+
+    /// Stops following the manager (the link stays as it is).
+    public func stop() {
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+    }
+
+    // MARK: Intents
+
+    /// Looks for devices.
+    public func startScanning() async { await manager.startScanning() }
+    /// Stops looking.
+    public func stopScanning() async { await manager.stopScanning() }
+    /// Connects to a device from ``devices``.
+    public func connect(to device: GripFitDevice) async { await manager.connect(to: device) }
+    /// Disconnects.
+    public func disconnect() async { await manager.disconnect() }
+    /// Zeroes the scale at the current load.
+    public func tare() async { await manager.sendTare() }
+    /// Asks for a sample interval (clamped to the firmware's range).
+    public func setSampleRate(ms: Int) async { await manager.setSampleRate(ms: ms) }
+    /// Forgets ``bestPeak``.
+    public func resetPeak() { bestPeak = nil }
+
+    /// Starts recording a session (replacing one under way, unsaved).
+    public func startRecording() {
+        session = GripSession(startedAt: now())
+    }
+
+    /// Ends the session and saves it to the store; returns its summary (nil when none was
+    /// recording). A failed save leaves the summary in ``lastSavedSession`` unset and says why in
+    /// ``saveError``.
+    @discardableResult
+    public func stopRecording() async -> GripSessionSummary? {
+        guard let session else { return nil }
+        self.session = nil
+        let ended = now()
+        let summary = session.summary(endedAt: ended)
+        guard let store else {
+            lastSavedSession = summary
+            return summary
+        }
+        do {
+            try await store.save(session.record(endedAt: ended))
+            lastSavedSession = summary
+            saveError = nil
+        } catch {
+            saveError = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        }
+        return summary
+    }
+
+    // MARK: Following the manager
+
+    private func apply(_ state: GripFitConnectionState) async {
+        if state != .connected, connectionState == .connected {
+            // A new link starts at a new resting level; its readiness is unknown until told.
+            detector.reset()
+            currentSqueeze = nil
+            readiness = .unknown
+        }
+        connectionState = state
+        if state == .connected {
+            deviceInfo = await manager.deviceInfo
+            readiness = await manager.sensorReadiness
+        }
+    }
+
+    private func apply(_ reading: GripReading) {
+        latestReading = reading
+        chartReadings.append(reading)
+        if chartReadings.count > chartWindow { chartReadings.removeFirst(chartReadings.count - chartWindow) }
+        session?.record(reading)
+        if let ended = detector.push(reading) {
+            lastSqueeze = ended
+            bestPeak = max(bestPeak ?? ended.peak, ended.peak)
+        }
+        currentSqueeze = detector.current
+    }
+
+    private func apply(_ status: GripFitStatus) async {
+        switch status {
+        case .ready: readiness = .ready
+        case .notReady: readiness = .notReady
+        case .tared:
+            detector.reset()
+            currentSqueeze = nil
+        case .rate(let ms): sampleIntervalMs = ms
+        case .pong, .unknown: break
+        }
+        if deviceInfo == nil { deviceInfo = await manager.deviceInfo }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Observation
+import TetherCore
+
+/// The FlockFinder app's screens' state for SwiftUI: the detector list, the connection, the
+/// detections as they arrive (with counts by type and a confidence filter for the list), the
+/// debug stream view and the last error, all following a ``FlockFinderClient``.
+///
+/// Bounded whatever the detector sends: at most ``detectionLimit`` detections and
+/// ``streamLimit`` stream events are kept, newest first.
+@Observable
+@MainActor
+public final class FlockFinderViewModel {
+    /// The connection state.
+    public private(set) var connectionState: ConnectionState = .disconnected
+    /// Detectors found by the last scan.
+    public private(set) var devices: [FlockFinderDevice] = []
+    /// Detections received since ``start()``, newest first (at most ``detectionLimit``).
+    public private(set) var detections: [ReceivedDetection] = []
+    /// How many of each type were received since ``start()`` (all of them, not only those kept).
+    public private(set) var countsByType: [DetectionType: Int] = [:]
+    /// Stream events (the debug view), newest first (at most ``streamLimit``).
+    public private(set) var streamEvents: [StreamEvent] = []
+    /// Whether the live scan stream was turned on.
+    public private(set) var isStreaming = false
+    /// The connected detector's signal strength.
+    public private(set) var deviceRSSI: Int?
+    /// The client's last error, for an alert.
+    public private(set) var lastError: FlockFinderError?
+    /// Why the last command failed.
+    public private(set) var commandError: String?
+    /// Notifications the client could not parse.
+    public private(set) var parseErrors = 0
+    /// The list shows detections at or above this confidence (0…1).
+    public var minimumConfidence: Double = 0
+    /// How many detections are kept.
+    public let detectionLimit: Int
+    /// How many stream events are kept.
+    public let streamLimit: Int
+
+    /// The kept detections the confidence filter lets through, newest first.
+    public var visibleDetections: [ReceivedDetection] {
+        detections.filter { $0.detection.confidence >= minimumConfidence }
+    }
+
+    private let client: FlockFinderClient
+    private var tasks: [Task<Void, Never>] = []
+
+    /// Creates a view model; call ``start()`` to follow the client.
+    public init(client: FlockFinderClient, detectionLimit: Int = 500, streamLimit: Int = 200) {
+        self.client = client
+        self.detectionLimit = max(1, detectionLimit)
+        self.streamLimit = max(1, streamLimit)
+    }
+
+    /// Follows the client until ``stop()``. Idempotent.
+    public func start() {
+        guard tasks.isEmpty else { return }
+        let client = self.client
+        tasks = [
+            Task { [weak self] in
+                for await state in await client.connectionStates() { await self?.apply(state) }
+            },
+            Task { [weak self] in
+                for await devices in await client.deviceUpdates() { self?.devices = devices }
+            },
+            Task { [weak self] in
+                for await received in await client.detections() { await self?.apply(received) }
+            },
+            Task { [weak self] in
+                for await event in await client.streamUpdates() { self?.apply(event) }
+            },
+        ]
+    }
+
+    /// Stops following the client.
+    public func stop() {
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+    }
+
+    // MARK: Intents
+
+    /// Scans (and connects to the first detector that advertises the service).
+    public func startScanning() async { await client.startScanning() }
+    /// Stops scanning.
+    public func stopScanning() async { await client.stopScanning() }
+    /// Connects to a detector from ``devices``.
+    public func connect(to device: FlockFinderDevice) async { await client.connect(to: device.id) }
+    /// Disconnects.
+    public func disconnect() async { await client.disconnect() }
+    /// Turns the live scan stream on or off; a failure is in ``commandError``.
+    public func setStreaming(_ on: Bool) async {
+        do {
+            try await client.setStreaming(on)
+            isStreaming = on
+            commandError = nil
+        } catch {
+            commandError = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        }
+    }
+    /// Forgets the kept detections, counts and stream events.
+    public func clear() {
+        detections.removeAll()
+        countsByType.removeAll()
+        streamEvents.removeAll()
+    }
+
+    // MARK: Following the client
+
+    private func apply(_ state: ConnectionState) async {
+        connectionState = state
+        lastError = await client.lastError
+        deviceRSSI = await client.deviceRSSI
+        if state != .connected { isStreaming = false }
+    }
+
+    private func apply(_ received: ReceivedDetection) async {
+        detections.insert(received, at: 0)
+        if detections.count > detectionLimit { detections.removeLast(detections.count - detectionLimit) }
+        countsByType[received.detection.type, default: 0] += 1
+        deviceRSSI = await client.deviceRSSI
+        parseErrors = await client.parseErrors
+    }
+
+    private func apply(_ event: StreamEvent) {
+        streamEvents.insert(event, at: 0)
+        if streamEvents.count > streamLimit { streamEvents.removeLast(streamEvents.count - streamLimit) }
+    }
+}

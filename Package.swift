@@ -247,7 +247,11 @@ let package = Package(
         // The default simulated world: every device emulator on one virtual radio.
         .target(
             name: "TetherWorld",
-            dependencies: ["TetherCore", "TetherSimulator", "GripFitEmulator", "KiroEmulator", "TybeEmulator", "FlockFinderEmulator", "MeshCoreEmulator"]
+            dependencies: [
+                "TetherCore", "TetherSimulator",
+                "GripFit", "GripFitEmulator", "Kiro", "KiroEmulator", "Tybe", "TybeEmulator",
+                "FlockFinder", "FlockFinderEmulator", "MeshCore", "MeshCoreEmulator",
+            ]
         ),
         .executableTarget(
             name: "tether",

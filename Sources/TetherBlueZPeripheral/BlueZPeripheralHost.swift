@@ -608,9 +608,13 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.gattManagerInterface,
                                         member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { [weak self] result in
                 if case .failure(let error) = result { return retry("refused the GATT application (\(error.message))") }
+                // Tracked like a round's call: stop() must not unregister it half-registered.
+                self?.advertisementCallInFlight = true
                 connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])])) { [weak self] result in
+                                            member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])]),
+                                timeout: self?.configuration.callTimeout ?? .seconds(10)) { [weak self] result in
                     guard let self else { return }
+                    self.advertisementCallEnded()
                     if case .failure(let error) = result {
                         self.activityContinuation.yield(.problem("bluetoothd is back but refused the advertisement: \(error.message)"))
                         return
@@ -693,12 +697,9 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         let body: [DBusValue] = register ? [.objectPath(advertisementPath), .properties([:])] : [.objectPath(advertisementPath)]
         let generation = bluezGeneration
         connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
-                                    member: member, body: body)) { [weak self] result in
+                                    member: member, body: body), timeout: configuration.callTimeout) { [weak self] result in
             guard let self else { return }
-            self.advertisementCallInFlight = false
-            let waiters = self.advertisementCallWaiters
-            self.advertisementCallWaiters.removeAll()
-            for waiter in waiters { waiter.resume() }
+            self.advertisementCallEnded()
             // Stopping unregisters it after this call (the bus keeps the calls' order).
             guard !self.stopped else { return }
             // An answer from an earlier bluetoothd says nothing of the current one's copy.
@@ -724,6 +725,14 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 self.activityContinuation.yield(.problem("\(member) failed: \(error.message)"))
             }
         }
+    }
+
+    /// The advertisement call in flight was answered: `stop()` may unregister now.
+    private func advertisementCallEnded() {
+        advertisementCallInFlight = false
+        let waiters = advertisementCallWaiters
+        advertisementCallWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// How long rounds rest after a central disconnects: long enough for a central that

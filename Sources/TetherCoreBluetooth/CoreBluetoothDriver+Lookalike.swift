@@ -9,7 +9,7 @@ import TetherSimulator
 extension CoreBluetoothDriver {
     /// The driver on the look-alike of `radio`, for the radio's first app launch (create one per
     /// radio; ``relaunchedOnLookalike(of:restoreIdentifier:)`` for the next).
-    public static func onLookalike(of radio: VirtualRadio, restoreIdentifier: String? = nil, autoReconnect: Bool = true) async -> CoreBluetoothDriver {
+    package static func onLookalike(of radio: VirtualRadio, restoreIdentifier: String? = nil, autoReconnect: Bool = true) async -> CoreBluetoothDriver {
         let backend = await CBLookalikeBackend.backend(for: radio)
         return CBLookalikeBackend.$current.withValue(backend) {
             CoreBluetoothDriver(restoreIdentifier: restoreIdentifier, autoReconnect: autoReconnect)
@@ -18,7 +18,7 @@ extension CoreBluetoothDriver {
 
     /// Simulates the OS relaunching the app (links stay up) and returns the new launch's driver,
     /// whose first events are `willRestoreState` and the radio's state.
-    public static func relaunchedOnLookalike(of radio: VirtualRadio, restoreIdentifier: String?) async -> CoreBluetoothDriver {
+    package static func relaunchedOnLookalike(of radio: VirtualRadio, restoreIdentifier: String?) async -> CoreBluetoothDriver {
         let backend = await CBLookalikeBackend.backend(for: radio)
         await backend.relaunchApp()
         return CBLookalikeBackend.$current.withValue(backend) {
@@ -28,7 +28,7 @@ extension CoreBluetoothDriver {
 
     /// Waits until no look-alike callback for `radio` is in flight: the look-alike calls back
     /// through dispatch queues, outside the Swift scheduler a test clock waits on.
-    public static func settleLookalike(of radio: VirtualRadio) async {
+    package static func settleLookalike(of radio: VirtualRadio) async {
         await CBLookalikeBackend.existing(for: radio)?.settle()
     }
 }

@@ -178,7 +178,7 @@ public final class TybeBridgeEmulator: PeripheralBehavior {
     private func receiveFrame(_ value: Data) {
         framesReceived += 1
         let frame: TybeFrame
-        switch TybeFrame.parse(value) {
+        switch Result(catching: { () throws(TybeStatusCode) in try TybeFrame(decoding: value) }) {
         case .failure(let code):
             // The seq byte is still the best description of which write failed.
             notify(seq: value.first ?? lastSeq ?? 0, error: code, ack: false)

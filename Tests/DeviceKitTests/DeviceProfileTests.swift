@@ -24,20 +24,31 @@ struct DeviceProfileTests {
         /// What the clients required and subscribed to before profiles existed.
         let required: [CharacteristicPath]
         let subscribed: [CharacteristicPath]
+        /// What the emulators served before profiles existed.
+        let name: String
+        let mtu: Int
+        let interval: Duration
+        let properties: [CharacteristicProperties]
         var testDescription: String { profile.name }
     }
 
     static let cases: [Case] = [
         Case(profile: .gripFit, peripheral: { GripFitEmulator().makePeripheral() },
-             required: [GripFitBLEConstants.writeCharacteristic], subscribed: [GripFitBLEConstants.notifyCharacteristic]),
+             required: [GripFitBLEConstants.writeCharacteristic], subscribed: [GripFitBLEConstants.notifyCharacteristic],
+             name: "_GRIPFIT", mtu: 247, interval: .microseconds(7500), properties: [[.notify], [.write, .writeWithoutResponse]]),
         Case(profile: .kiro, peripheral: { KiroEmulator().makePeripheral() },
-             required: [KiroBLEConstants.writeCharacteristic], subscribed: [KiroBLEConstants.notifyCharacteristic]),
+             required: [KiroBLEConstants.writeCharacteristic], subscribed: [KiroBLEConstants.notifyCharacteristic],
+             name: "Kiro", mtu: 185, interval: .milliseconds(30), properties: [[.write], [.notify]]),
         Case(profile: .tybe, peripheral: { TybeBridgeEmulator().makePeripheral() },
-             required: [TybeGATT.textInput, TybeGATT.config, TybeGATT.control], subscribed: [TybeGATT.status]),
+             required: [TybeGATT.textInput, TybeGATT.config, TybeGATT.control], subscribed: [TybeGATT.status],
+             name: "Tybe Zephyr Dev", mtu: 185, interval: .milliseconds(15),
+             properties: [[.write, .writeWithoutResponse], [.notify, .read], [.read, .write], [.write, .writeWithoutResponse]]),
         Case(profile: .flockFinder, peripheral: { FlockFinderEmulator().makePeripheral() },
-             required: [FlockFinderBLEConstants.command], subscribed: [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.stream]),
+             required: [FlockFinderBLEConstants.command], subscribed: [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.stream],
+             name: "FlockFinder-S3", mtu: 185, interval: .milliseconds(30), properties: [[.notify], [.write], [.notify]]),
         Case(profile: .meshCore, peripheral: { MeshCoreEmulator.makePeripheral(behavior: MeshCoreEmulator(radio: CompanionRadio(name: "Test", publicKey: Data(count: 32), timeline: Timeline(ContinuousClock()), startEpoch: 0))) },
-             required: [MeshCoreBLE.writeCharacteristic, MeshCoreBLE.notifyCharacteristic], subscribed: [MeshCoreBLE.notifyCharacteristic]),
+             required: [MeshCoreBLE.writeCharacteristic, MeshCoreBLE.notifyCharacteristic], subscribed: [MeshCoreBLE.notifyCharacteristic],
+             name: "MeshCore-Test", mtu: 247, interval: .milliseconds(30), properties: [[.write, .writeWithoutResponse], [.notify]]),
     ]
 
     @Test(arguments: cases)
@@ -60,6 +71,12 @@ struct DeviceProfileTests {
             })
         }
         #expect(served == device.profile.services)
+        // What the emulator served before the profile existed, written out.
+        #expect(peripheral.name == device.name)
+        #expect(peripheral.advertisement.localName == device.name)
+        #expect(peripheral.services.flatMap(\.characteristics).map(\.properties) == device.properties)
+        #expect(peripheral.linkParameters.preferredMTU == device.mtu)
+        #expect(peripheral.linkParameters.connectionInterval == device.interval)
         // Every characteristic the client needs is there, with what the client does to it.
         for path in device.required + device.subscribed {
             #expect(peripheral.characteristic(path) != nil, "\(path)")

@@ -5,7 +5,6 @@ import TetherTesting
 @testable import FlockFinder
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherTesting
 @testable import FlockFinderEmulator
 @testable import FlockFinderStorage
 

@@ -19,7 +19,8 @@ struct GripFitWorld {
 
 
     init(centralState: CentralState = .poweredOn, framing: GripFitEmulator.NotificationFraming = .linePerNotification,
-         withDevice: Bool = true, configure: @SimulationActor (VirtualPeripheral) -> Void = { _ in }) async {
+         withDevice: Bool = true, configuration: BLEManager.Configuration = BLEManager.Configuration(),
+         configure: @SimulationActor (VirtualPeripheral) -> Void = { _ in }) async {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 3, centralState: centralState)
         emulator = GripFitEmulator(profile: .standard, framing: framing)
@@ -31,7 +32,8 @@ struct GripFitWorld {
         let driver = await SimulatorBackedDriver.make(radio: radio)
         central = Central(driver: driver, clock: clock)
         let timeline = radio.timeline
-        manager = BLEManager(central: central, clock: clock, now: { GripFitWorld.epoch.addingTimeInterval(timeline.now.seconds) })
+        manager = BLEManager(central: central, clock: clock, now: { GripFitWorld.epoch.addingTimeInterval(timeline.now.seconds) },
+                             configuration: configuration)
     }
 
     /// Runs `operation` while virtual time advances in `step`s (10 ms: fine enough for every

@@ -135,6 +135,16 @@ struct ManagerEndToEndTests {
         #expect(!readings.isEmpty)
     }
 
+    @Test func withoutReconnectionASilentLinkEndsAsLost() async throws {
+        var configuration = BLEManager.Configuration()
+        configuration.reconnectPolicy = .never
+        let world = await GripFitWorld(configuration: configuration)
+        try await world.connect()
+        await world.emulator { $0.answersPing = false; $0.setSensorFault(true) }
+        try await world.until { $0 == .error(.connectionLost) }
+        #expect(await !world.radio.isConnected(world.id))
+    }
+
     @Test func linkLossReconnectsWithBackoffDoublingToThirtySeconds() async throws {
         let world = await GripFitWorld()
         try await world.connect()

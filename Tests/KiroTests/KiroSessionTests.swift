@@ -5,7 +5,6 @@ import TetherTesting
 @testable import Kiro
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherTesting
 @testable import KiroEmulator
 
 /// A Kiro emulator, a connection to it and a session on a test clock.

@@ -2,7 +2,6 @@ import Clocks
 import Foundation
 import TetherTesting
 import Testing
-import TetherTesting
 
 @testable import MeshCore
 @testable import TetherCore

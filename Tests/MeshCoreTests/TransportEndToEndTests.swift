@@ -5,7 +5,6 @@ import TetherCore
 import TetherTesting
 import TetherSimulator
 import Testing
-import TetherTesting
 @testable import MeshCoreEmulator
 @testable import MeshCoreStorage
 

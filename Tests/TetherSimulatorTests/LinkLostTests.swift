@@ -69,6 +69,46 @@ struct LinkLostTests {
         #expect(throws: BLEError.disconnected("silent")) { try result.get() }
     }
 
+    @Test func disconnectingDuringADeclaredLossStaysDisconnected() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        let connection = try await h.connected(Self.configuration(.threeAttempts))
+        await connection.linkLost(reason: .disconnected("silent"))
+        try await h.run { await connection.disconnect() }
+        #expect(await connection.phase == .idle)
+        await h.advance(.seconds(10))
+        #expect(await connection.phase == .idle)
+        #expect(await !h.radio.isConnected(h.echoID))
+        #expect(await connection.declaredLost == nil)
+    }
+
+    @Test func bluetoothGoingOffDuringADeclaredLossForgetsIt() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        let connection = try await h.connected(Self.configuration(.threeAttempts))
+        await connection.linkLost(reason: .disconnected("silent"))
+        await h.radio.setCentralState(.poweredOff)
+        try await h.until { await connection.phase == .idle }
+        #expect(await connection.declaredLost == nil)
+        await h.radio.setCentralState(.poweredOn)
+        // It comes back as after any link lost to Bluetooth, and a later disconnect is plain.
+        try await h.until { await connection.isConnected }
+        try await h.run { await connection.disconnect() }
+        #expect(await connection.phase == .idle)
+        #expect(await connection.discoveredCharacteristics.isEmpty)
+    }
+
+    @Test func aRetriedFirstConnectionMeetsBluetoothGoingOff() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        await h.radio.setIgnoresConnections(h.echoID, true)
+        let connection = await h.connection(Self.configuration(.never, firstConnectionRetry: ReconnectPolicy(schedule: .delays([.seconds(1), .seconds(2)]))))
+        let log = await EventLog(connection)
+        let attempt = Task { try await connection.connect() }
+        try await h.until { await log.reconnectSchedule.count == 1 }
+        await h.radio.setCentralState(.poweredOff)
+        let result = try await h.run { await attempt.result }
+        #expect(throws: BLEError.bluetoothUnavailable(.poweredOff)) { try result.get() }
+        #expect(await connection.phase == .idle)
+    }
+
     @Test func aFirstConnectionIsRetriedByItsPolicyAndSucceedsWhenTheDeviceAnswers() async throws {
         let h = await Harness(osAutoReconnect: false)
         await h.radio.setIgnoresConnections(h.echoID, true)

@@ -3,7 +3,6 @@ import TetherCore
 import TetherSimulator
 #if !canImport(CoreBluetooth)
 import TetherCoreBluetooth
-import TetherTesting
 #endif
 
 /// Builds a test harness's driver over a simulator ``VirtualRadio``: the ``SimulatedDriver``

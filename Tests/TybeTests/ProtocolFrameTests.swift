@@ -83,11 +83,11 @@ import Testing
     @Test func frameBytesAndParse() throws {
         let frame = TybeFrame(seq: 7, opcodes: Data([0x01, 0x04, 0x02]))
         #expect(frame.bytes == Data([7, 3, 0x01, 0x04, 0x02]))
-        #expect(try TybeFrame.parse(frame.bytes).get() == frame)
-        #expect(try TybeFrame.parse(Data([9, 0])).get() == TybeFrame(seq: 9, opcodes: Data()))
+        #expect(try TybeFrame(decoding: frame.bytes) == frame)
+        #expect(try TybeFrame(decoding: Data([9, 0])) == TybeFrame(seq: 9, opcodes: Data()))
         let full = TybeFrame(seq: 1, opcodes: Data(repeating: 0x02, count: 253))
         #expect(full.bytes.count == 255)
-        #expect(try TybeFrame.parse(full.bytes).get() == full)
+        #expect(try TybeFrame(decoding: full.bytes) == full)
     }
 
     @Test(arguments: [
@@ -95,13 +95,13 @@ import Testing
         Data([0, 254]) + Data(repeating: 0x02, count: 254), Data([0, 255]) + Data(repeating: 0x02, count: 255),
     ])
     func parseRejectsMalformedFrames(data: Data) {
-        #expect(TybeFrame.parse(data) == .failure(.malformedFrame))
+        #expect(throws: TybeStatusCode.malformedFrame) { try TybeFrame(decoding: data) }
     }
 
     @Test func parseHandlesDataSlices() throws {
         let backing = Data([0xAA, 0xBB, 5, 3, 0x01, 0x04, 0x00])
         let slice = backing[2...]
-        #expect(try TybeFrame.parse(slice).get() == TybeFrame(seq: 5, opcodes: Data([0x01, 0x04, 0x00])))
+        #expect(try TybeFrame(decoding: slice) == TybeFrame(seq: 5, opcodes: Data([0x01, 0x04, 0x00])))
         #expect(TybeOpcode.decode(backing[4...]).opcodes == [.key(KeyStroke(.a))])
     }
 

@@ -79,7 +79,7 @@ enum ProtocolGen {
             for (index, frame) in frames.enumerated() {
                 #expect(frame.bytes.count <= max(5, min(255, maxFrameBytes)))
                 #expect(frame.seq == seq &+ UInt8(truncatingIfNeeded: index))
-                guard case .success(let parsed) = TybeFrame.parse(frame.bytes) else {
+                guard let parsed = try? TybeFrame(decoding: frame.bytes) else {
                     Issue.record("frame did not parse")
                     continue
                 }

@@ -72,7 +72,7 @@ func protocolHex(_ data: Data) -> String {
         // The bridge side reads the same frames back into the same keystrokes.
         var decoded: [KeyStroke] = []
         for frame in frames {
-            let parsed = try TybeFrame.parse(frame.bytes).get()
+            let parsed = try TybeFrame(decoding: frame.bytes)
             #expect(parsed == frame)
             let (opcodes, error) = TybeOpcode.decode(parsed.opcodes)
             #expect(error == nil)

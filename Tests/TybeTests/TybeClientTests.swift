@@ -4,7 +4,6 @@ import Testing
 import TetherTesting
 @testable import TetherCore
 @testable import TetherSimulator
-import TetherTesting
 @testable import Tybe
 @testable import TybeEmulator
 

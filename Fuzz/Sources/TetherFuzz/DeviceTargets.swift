@@ -57,7 +57,7 @@ let tybeStatusConfig = FuzzTarget(name: "tybe_status_config", seeds: {
 let tybeFrames = FuzzTarget(name: "tybe_frames", seeds: {
     [TybeFrame(seq: 1, opcodes: Data([0x01, 0x04, 0x00])).bytes, TybeFrame(seq: 255, opcodes: Data([0x01, 0x04, 0x02, 0x02, 0x01, 0x00])).bytes, Data([0x00, 0xFE])]
 }, run: { data in
-    if case .success(let frame) = TybeFrame.parse(data) {
+    if let frame = try? TybeFrame(decoding: data) {
         _ = TybeOpcode.decode(frame.opcodes)
     }
     _ = TybeOpcode.decode(data)

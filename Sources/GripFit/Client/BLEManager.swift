@@ -224,6 +224,9 @@ public actor BLEManager: BLEManagerProtocol {
         case .reconnected:
             framer.reset()
             linkUp()
+        case .phaseChanged(.idle) where hasConnected && hub.state == .connecting:
+            // Dropped for good (a policy without attempts): nothing will bring it back.
+            hub.setState(.error(.connectionLost))
         case .failed(let error):
             guard hasConnected else { return }
             hub.setState(.error(mapLost(error)))

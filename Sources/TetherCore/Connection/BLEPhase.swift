@@ -20,11 +20,12 @@ public enum BLEPhase: Sendable, Hashable, CustomStringConvertible {
     case discoveryComplete(PeripheralID)
     /// Ready for reads, writes and notifications.
     case connected(PeripheralID)
-    /// The link dropped; waiting for the OS or the reconnect policy to bring it back.
+    /// The link dropped (or a first connection failed and is tried again); waiting for the OS
+    /// or the policy to bring it back.
     case autoReconnecting(PeripheralID)
     /// Relaunched by the OS with this peripheral; waiting for the radio to power on.
     case restoringState(PeripheralID)
-    /// A requested disconnection is in progress.
+    /// A disconnection is in progress: requested, or of a link declared lost.
     case disconnecting(PeripheralID)
 
     /// The phase's name without its peripheral.

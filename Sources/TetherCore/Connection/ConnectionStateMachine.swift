@@ -276,7 +276,7 @@ public actor ConnectionStateMachine {
     }
 
     /// Declares the connected link dead although the driver still holds it: the device stopped
-    /// answering (a client's liveness check failed — GripFit's `PING`, Tybe's heartbeat).
+    /// answering (a client's liveness check failed, such as GripFit's `PING`).
     ///
     /// The connection goes on exactly as after an unexpected disconnection: pending operations
     /// fail with `reason`, ``ConnectionEvent/disconnected(_:_:)`` is emitted with it, the link
@@ -290,8 +290,8 @@ public actor ConnectionStateMachine {
         lastError = reason
         emit(.disconnected(peripheral, reason))
         disconnectionHandler?(peripheral, reason)
-        // Reconnection starts once the driver confirms the old link is gone, so a late
-        // disconnection event cannot end the new attempt.
+        // Reconnection starts once the driver confirms the old link is gone (or after 2 s
+        // without a word), so its disconnection event does not meet the new attempt.
         declaredLost = reason
         let timer = makeTimer(after: .seconds(2), .disconnect)
         transition(to: .disconnecting(timer: timer, waiters: []))
@@ -462,6 +462,7 @@ public actor ConnectionStateMachine {
             for waiter in waiters { waiter.resume() }
         }
         state = next
+        if case .idle = next { declaredLost = nil }
         let oldPhase = project(old), newPhase = phase
         if oldPhase != newPhase {
             logger.debug("Phase \(oldPhase.name) → \(newPhase.name)")
@@ -522,7 +523,9 @@ public actor ConnectionStateMachine {
             logger.warning("Discovery timed out")
             failAttempt(.connectionTimeout)
         case (.backoff, .autoReconnecting):
-            beginConnecting()
+            // A first connection tried again starts as a first attempt does: Bluetooth may
+            // have gone away meanwhile.
+            if case .initial = attemptKind { startAttempt() } else { beginConnecting() }
         case (.disconnect, .disconnecting):
             logger.warning("No disconnection event from the driver; going on anyway")
             finishDisconnecting()

@@ -3,10 +3,10 @@ import Foundation
 extension Data {
     /// Lower-case hex, two digits per byte and nothing between them (how keys and key prefixes
     /// are shown and stored).
-    public var hexString: String { hexString(separator: "") }
+    package var hexString: String { hexString(separator: "") }
 
     /// Hex, two digits per byte, with `separator` between bytes.
-    public func hexString(separator: String, uppercase: Bool = false) -> String {
+    package func hexString(separator: String, uppercase: Bool = false) -> String {
         let digits: [UInt8] = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
         var text = ""
         text.reserveCapacity(count * (2 + separator.utf8.count))
@@ -20,7 +20,7 @@ extension Data {
 
     /// Bytes from a hex string without separators, either case (nil on an odd length or a
     /// character that is not a hex digit).
-    public init?(hexString: String) {
+    package init?(hexString: String) {
         let digits = Array(hexString.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []

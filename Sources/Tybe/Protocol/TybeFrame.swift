@@ -29,15 +29,15 @@ public struct TybeFrame: Hashable, Sendable {
         return data
     }
 
-    /// Parses a Text Input write as the bridge does: ``TybeStatusCode/malformedFrame`` when the
-    /// write is shorter than the header, `len` is over 253, or `len` disagrees with the bytes
-    /// written. Opcodes are not interpreted here (see ``TybeOpcode/decode(_:)``).
-    public static func parse(_ data: Data) -> Result<TybeFrame, TybeStatusCode> {
+    /// Decodes a Text Input write as the bridge does: ``TybeStatusCode/malformedFrame`` when
+    /// the write is shorter than the header, `len` is over 253, or `len` disagrees with the
+    /// bytes written. Opcodes are not interpreted here (see ``TybeOpcode/decode(_:)``).
+    public init(decoding data: Data) throws(TybeStatusCode) {
         let bytes = [UInt8](data)
-        guard bytes.count >= headerBytes else { return .failure(.malformedFrame) }
+        guard bytes.count >= Self.headerBytes else { throw .malformedFrame }
         let len = Int(bytes[1])
-        guard len <= maxOpcodeBytes, bytes.count == headerBytes + len else { return .failure(.malformedFrame) }
-        return .success(TybeFrame(seq: bytes[0], opcodes: Data(bytes[headerBytes...])))
+        guard len <= Self.maxOpcodeBytes, bytes.count == Self.headerBytes + len else { throw .malformedFrame }
+        self.init(seq: bytes[0], opcodes: Data(bytes[Self.headerBytes...]))
     }
 }
 

@@ -60,7 +60,7 @@ public final class MeshCoreEmulator: PeripheralBehavior {
 
     /// A virtual peripheral running `behavior`.
     ///
-    /// The default link is the profile's (``TetherCore/DeviceProfile/meshCore``).
+    /// The default link is the profile's (`DeviceProfile.meshCore`).
     public nonisolated static func makePeripheral(
         id: PeripheralID = PeripheralID(UUID()),
         name: String? = nil,

@@ -38,7 +38,7 @@ public struct FixedLocationProvider: LocationProvider {
     public func currentLocation() async -> Location? { location }
 }
 
-/// A detection as kept by the ``DetectionStore``: with its row id, when the phone received it
+/// A detection as kept by a ``DetectionRecorder`` (`DetectionStore`): with its row id, when the phone received it
 /// and where the phone was.
 public struct StoredDetection: Sendable, Hashable, Codable, Identifiable {
     /// The database row id (increasing in insertion order).

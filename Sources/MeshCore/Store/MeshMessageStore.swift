@@ -35,6 +35,7 @@ public actor InMemoryMeshMessageStore: MeshMessageStore {
         self.messageLimit = max(1, messageLimit)
     }
 
+    /// Keeps `message` unless it is a duplicate; the oldest goes when the limit is passed.
     public func insertMessage(_ message: MeshMessage) async throws -> MeshMessage? {
         guard keys.insert(message.deduplicationKey).inserted else { return nil }
         var stored = message
@@ -48,6 +49,7 @@ public actor InMemoryMeshMessageStore: MeshMessageStore {
         return stored
     }
 
+    /// Updates a kept message's delivery state (nothing when it is no longer kept).
     public func updateDelivery(id: Int64, status: MeshMessage.Status, ack: UInt32?, roundTrip: UInt32?) async throws {
         guard let index = messages.firstIndex(where: { $0.id == id }) else { return }
         messages[index].status = status
@@ -55,14 +57,17 @@ public actor InMemoryMeshMessageStore: MeshMessageStore {
         if let roundTrip { messages[index].roundTrip = roundTrip }
     }
 
+    /// Inserts or updates contacts by public key.
     public func saveContacts(_ contacts: [MeshContact]) async throws {
         for contact in contacts { self.contacts[contact.publicKey] = contact }
     }
 
+    /// Replaces every contact.
     public func replaceContacts(_ contacts: [MeshContact]) async throws {
         self.contacts = Dictionary(contacts.map { ($0.publicKey, $0) }, uniquingKeysWith: { _, last in last })
     }
 
+    /// Replaces every channel.
     public func replaceChannels(_ channels: [ChannelInfo]) async throws {
         self.channels = channels
     }

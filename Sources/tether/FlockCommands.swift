@@ -21,7 +21,7 @@ extension FlockCommands {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: "How long to watch, in seconds.")
+        @Option(parsing: .unconditional, help: "How long to watch, in seconds (at most a day).")
         var seconds: Double = 20
 
         @Flag(help: "Also show the live scan stream (stream_on).")
@@ -34,7 +34,7 @@ extension FlockCommands {
         var database: String?
 
         func validate() throws {
-            guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be between 0 and 86400") }
+            try Seconds.validate(seconds)
         }
 
         func run() async throws {

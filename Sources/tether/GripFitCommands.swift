@@ -20,7 +20,7 @@ extension GripFitCommands {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: "How long to record, in seconds.")
+        @Option(parsing: .unconditional, help: "How long to record, in seconds (at most a day).")
         var seconds: Double = 10
 
         @Option(help: "Sample interval in ms (20–1000).")
@@ -36,7 +36,7 @@ extension GripFitCommands {
         var database: String?
 
         func validate() throws {
-            guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be between 0 and 3600") }
+            try Seconds.validate(seconds)
             if let rate, !GripFitCommand.rateRange.contains(rate) {
                 throw ValidationError("--rate must be between 20 and 1000 ms (got \(rate))")
             }

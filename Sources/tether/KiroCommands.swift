@@ -98,14 +98,14 @@ extension KiroCommands {
         @Argument(help: "The day as JSON (DayPack model); omit for the built-in sample day.")
         var day: String?
 
-        @Option(help: "How long to follow events, in seconds.")
+        @Option(parsing: .unconditional, help: "How long to follow events, in seconds (0: do not follow; at most a day).")
         var seconds: Double = 12
 
         @Flag(help: "On the simulator, do not script a user pressing the wheel.")
         var noScript = false
 
         func validate() throws {
-            guard seconds >= 0, seconds <= 86_400 else { throw ValidationError("--seconds must be between 0 and 86400") }
+            try Seconds.validate(seconds, allowingZero: true)
         }
 
         func run() async throws {

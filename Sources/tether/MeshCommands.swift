@@ -13,6 +13,11 @@ struct MeshCommands: AsyncParsableCommand {
         abstract: "Talk to a MeshCore companion radio over BLE, TCP (WiFi companion) or serial, or emulate one.",
         discussion: "Without --ble, --tcp or --serial the radio is reached over BLE on the chosen driver; on the simulator that is the emulated radio \"MeshCore-Tether Base\" in a small scripted mesh.",
         subcommands: [Info.self, Contacts.self, Send.self, Channel.self, Listen.self, Messages.self, Time.self, Advert.self, Battery.self, MeshEmulate.self])
+
+    /// Declared here too so that the radio can be named before the subcommand as well as after
+    /// it (`tether mesh --tcp H info`, as the README writes it): ArgumentParser gives the
+    /// subcommand's `MeshTarget` the values either way.
+    @OptionGroup var target: MeshTarget
 }
 
 /// How to reach the radio, shared by every `tether mesh` subcommand.
@@ -241,10 +246,10 @@ extension MeshCommands {
     struct Listen: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show messages live, and acknowledgements as they arrive; reconnects on link loss.")
         @OptionGroup var target: MeshTarget
-        @Option(help: "How long to listen, in seconds.") var seconds: Double = 60
+        @Option(parsing: .unconditional, help: "How long to listen, in seconds (at most a day).") var seconds: Double = 60
 
         func validate() throws {
-            guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be between 0 and 86400") }
+            try Seconds.validate(seconds)
         }
 
         func run() async throws {

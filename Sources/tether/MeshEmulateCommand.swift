@@ -18,7 +18,8 @@ struct MeshEmulate: AsyncParsableCommand {
             protocol's stream framing; Alice and Bob chat on a script.
             """)
 
-    @Option(help: "Where to listen, HOST:PORT (port 0 picks a free port).")
+    // `--listen`, not `--tcp`: under `tether mesh`, `--tcp` names the radio a client reaches.
+    @Option(name: .customLong("listen"), help: "Where to listen for an app over TCP, HOST:PORT (port 0 picks a free port).")
     var tcp = "127.0.0.1:5000"
 
     @Flag(help: "Also serve on a new pseudo-terminal and print its path.")
@@ -68,7 +69,7 @@ struct MeshEmulate: AsyncParsableCommand {
     static func endpoint(_ text: String) throws -> (String, Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
               (0...65_535).contains(port), colon != text.startIndex else {
-            throw ValidationError("--tcp must be HOST:PORT, for example 127.0.0.1:5000")
+            throw ValidationError("--listen must be HOST:PORT, for example 127.0.0.1:5000")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }

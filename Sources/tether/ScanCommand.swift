@@ -8,14 +8,14 @@ struct ScanCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "How long to scan, in seconds.")
+    @Option(parsing: .unconditional, help: "How long to scan, in seconds (at most a day).")
     var seconds: Double = 3
 
     @Flag(help: "One JSON object per peripheral and line.")
     var json = false
 
     func validate() throws {
-        guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be between 0 and 3600") }
+        try Seconds.validate(seconds)
     }
 
     func run() async throws {

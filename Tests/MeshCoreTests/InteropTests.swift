@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The public Python client `meshcore` (installed into `.venv` by `scripts/test-peers`) drives
-/// `tether mesh emulate --tcp` through app start, device query, contacts, time, battery, a
+/// `tether mesh emulate --listen` through app start, device query, contacts, time, battery, a
 /// direct message with its ack and the echo bot's reply, and a channel message.
 @Suite struct InteropTests {
     /// The repository root: this file is `Tests/MeshCoreTests/InteropTests.swift`.
@@ -38,7 +38,7 @@ import Testing
         let process = Process()
         process.executableURL = python
         process.arguments = [
-            script.path, "--emulator-cmd", tether.path, "mesh", "emulate", "--tcp", "127.0.0.1:0", "--until-stdin-closes",
+            script.path, "--emulator-cmd", tether.path, "mesh", "emulate", "--listen", "127.0.0.1:0", "--until-stdin-closes",
         ]
         process.currentDirectoryURL = Self.root
         let output = Pipe(), errors = Pipe()

@@ -31,9 +31,36 @@ import Testing
         #expect(refusal(BenchCommand.self, ["--megabytes", "1", "--notifications", "1"]) == nil)
     }
 
-    @Test(arguments: [["--seconds=-1"], ["--seconds", "nan"], ["--seconds", "1e9"]])
+    @Test(arguments: [["--seconds=-1"], ["--seconds", "-1"], ["--seconds", "nan"], ["--seconds", "1e9"]])
     func kiroPushRefusesImpossibleDurations(arguments: [String]) {
-        #expect(refusal(KiroCommands.Push.self, arguments) == "--seconds must be between 0 and 86400")
+        #expect(refusal(KiroCommands.Push.self, arguments) == "--seconds must be from 0 to 86400")
+        #expect(refusal(KiroCommands.Push.self, ["--seconds", "0"]) == nil, "0: do not follow")
+    }
+
+    /// One rule and one sentence for `--seconds` in every command that takes it.
+    @Test(arguments: [["--seconds", "0"], ["--seconds", "-1"], ["--seconds=-1"], ["--seconds", "inf"], ["--seconds", "86401"]])
+    func everySecondsOptionRefusesTheSame(arguments: [String]) {
+        let message = "--seconds must be more than 0 and at most 86400"
+        #expect(refusal(ScanCommand.self, arguments) == message)
+        #expect(refusal(GripFitCommands.Stream.self, arguments) == message)
+        #expect(refusal(FlockCommands.Watch.self, arguments) == message)
+        #expect(refusal(MeshCommands.Listen.self, arguments) == message)
+        #expect(refusal(ScanCommand.self, ["--seconds", "86400"]) == nil)
+        #expect(refusal(MeshCommands.Listen.self, ["--seconds", "0.5"]) == nil)
+    }
+
+    /// The radio can be named before the subcommand, as the README writes it, or after it.
+    @Test func meshTargetOptionsGoBeforeOrAfterTheSubcommand() throws {
+        for arguments in [["mesh", "--tcp", "radio.local:5000", "info"], ["mesh", "info", "--tcp", "radio.local:5000"]] {
+            let parsed = try Tether.parseAsRoot(arguments)
+            let info = try #require(parsed as? MeshCommands.Info, "\(arguments)")
+            #expect(info.target.tcp == "radio.local:5000", "\(arguments)")
+        }
+        let json = try #require(try Tether.parseAsRoot(["mesh", "--json", "battery"]) as? MeshCommands.Battery)
+        #expect(json.target.json)
+        // The emulator listens where --listen says (port 0: any free one).
+        let emulate = try #require(try Tether.parseAsRoot(["mesh", "emulate", "--listen", "127.0.0.1:0"]) as? MeshEmulate)
+        #expect(emulate.tcp == "127.0.0.1:0")
     }
 }
 

@@ -148,7 +148,7 @@ struct ManagerEndToEndTests {
     @Test func linkLossReconnectsWithBackoffDoublingToThirtySeconds() async throws {
         let world = await GripFitWorld()
         try await world.connect()
-        let connection = await world.central.connection(to: world.id)
+        let connection = try #require(await world.central.existingConnection(to: world.id))
         let events = await connection.events()
         let schedule = Task { () -> [Duration] in
             var delays: [Duration] = []

@@ -155,12 +155,18 @@ public actor Central {
 
     // MARK: Connections
 
-    /// The connection to `peripheral`, created on first use with `configuration` (later calls
-    /// return the same machine and ignore the configuration). A peripheral handed back by state
-    /// restoration starts restoring at once.
-    public func connection(to peripheral: PeripheralID, configuration: ConnectionConfiguration = ConnectionConfiguration()) -> ConnectionStateMachine {
+    /// The connection to `peripheral`, created on first use with `configuration`. There is one
+    /// connection per peripheral: a later call returns the same machine, and a different
+    /// `configuration` is not ignored but adopted (at once when the connection is idle,
+    /// otherwise from its next `connect()`: ``ConnectionStateMachine/adopt(_:)``). To reach an
+    /// existing connection without configuring it, use ``existingConnection(to:)``. A
+    /// peripheral handed back by state restoration starts restoring at once.
+    public func connection(to peripheral: PeripheralID, configuration: ConnectionConfiguration = ConnectionConfiguration()) async -> ConnectionStateMachine {
         start()
-        if let existing = connections[peripheral] { return existing }
+        if let existing = connections[peripheral] {
+            await existing.adopt(configuration)
+            return existing
+        }
         let machine = ConnectionStateMachine(
             peripheral: peripheral, configuration: configuration, driver: driver, clock: clock,
             centralState: state, logger: Logger(label: "tether.connection"))
@@ -169,6 +175,11 @@ public actor Central {
             Task { await machine.restore() }
         }
         return machine
+    }
+
+    /// The connection to `peripheral`, if one was made.
+    public func existingConnection(to peripheral: PeripheralID) -> ConnectionStateMachine? {
+        connections[peripheral]
     }
 
     /// Forgets a connection (disconnecting it first).

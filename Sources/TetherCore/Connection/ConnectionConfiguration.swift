@@ -1,5 +1,5 @@
 /// What a connection needs from its peripheral and how patient it is.
-public struct ConnectionConfiguration: Sendable {
+public struct ConnectionConfiguration: Sendable, Hashable {
     /// Services to discover; each must exist or the connection fails with `serviceNotFound`.
     /// Empty: discover every service.
     public var services: [BluetoothUUID]

@@ -9,8 +9,11 @@ import Logging
 public actor ConnectionStateMachine {
     /// The peripheral this machine connects to.
     public nonisolated let peripheral: PeripheralID
-    /// The configuration it was created with.
-    public nonisolated let configuration: ConnectionConfiguration
+    /// The configuration the current (or next) connection uses; see ``adopt(_:)``.
+    public private(set) var configuration: ConnectionConfiguration
+    /// A configuration asked for while a link was up or being brought up: the next
+    /// `connect()` (or `restore()`) starts with it.
+    public private(set) var pendingConfiguration: ConnectionConfiguration?
 
     let driver: any BLEDriver
     let clock: any Clock<Duration>
@@ -218,6 +221,7 @@ public actor ConnectionStateMachine {
         case .connected:
             return
         case .idle:
+            applyPendingConfiguration()
             wantsConnection = true
             attemptKind = .initial
             firstConnectionRetries = 0
@@ -318,9 +322,35 @@ public actor ConnectionStateMachine {
         continueReconnecting(error: reason, isReconnecting: false, firstDrop: true)
     }
 
+    /// Takes `configuration` for this peripheral's connection: at once when idle, otherwise for
+    /// the next `connect()` (a link that is up keeps the services, subscriptions and policy it was
+    /// made with). ``Central/connection(to:configuration:)`` calls it when asked for an
+    /// existing connection with another configuration.
+    public func adopt(_ configuration: ConnectionConfiguration) {
+        guard configuration != self.configuration else {
+            pendingConfiguration = nil
+            return
+        }
+        if case .idle = state {
+            self.configuration = configuration
+            pendingConfiguration = nil
+            logger.notice("The connection takes a new configuration")
+        } else {
+            pendingConfiguration = configuration
+            logger.notice("A new configuration was asked for while the link is in use: it applies from the next connect()")
+        }
+    }
+
+    private func applyPendingConfiguration() {
+        guard let pending = pendingConfiguration else { return }
+        configuration = pending
+        pendingConfiguration = nil
+    }
+
     /// Starts reconnecting to a peripheral the OS handed back at relaunch (state restoration).
     public func restore() {
         guard case .idle = state else { return }
+        applyPendingConfiguration()
         wantsConnection = true
         transition(to: .restoringState)
         if centralState == .poweredOn { beginReconnect(attempt: 1, delay: nil) }

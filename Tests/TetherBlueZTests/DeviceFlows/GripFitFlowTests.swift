@@ -207,7 +207,7 @@ struct GripFitFlowTests {
             #expect(try await flow.status(after: { await manager.sendTare() }, where: { $0 == .tared }) == .tared)
             let states = FlowStreamLog(await manager.connectionStates())
             defer { states.cancel() }
-            let connection = await flow.central.connection(to: flow.pair.remoteID)
+            let connection = try #require(await flow.central.existingConnection(to: flow.pair.remoteID))
             let events = FlowStreamLog(await connection.events())
             defer { events.cancel() }
             let statusesBefore = flow.statuses.count

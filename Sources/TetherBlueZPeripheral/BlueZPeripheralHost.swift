@@ -192,7 +192,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// a central is connected), a call changing that is unanswered, a round is due, and no
     /// round comes before `readvertisingPausedUntil` (a central just left).
     private var advertised = false
-    private var advertisementCallInFlight = false
+    /// Advertisement calls (and re-registrations after a bluetoothd restart) under way.
+    private var advertisementCallsInFlight = 0
     /// `stop()` waiting for the call in flight to be answered (see ``stop()``).
     private var advertisementCallWaiters: [CheckedContinuation<Void, Never>] = []
     /// Renewed whenever bluetoothd leaves or comes back: a late answer from an earlier one says
@@ -453,7 +454,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         // its answer comes first.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             connection.perform { [self] in
-                if advertisementCallInFlight { advertisementCallWaiters.append(continuation) } else { continuation.resume() }
+                if advertisementCallsInFlight > 0 { advertisementCallWaiters.append(continuation) } else { continuation.resume() }
             }
         }
         if let adapter = await onQueue({ [self] in adapterPath }) {
@@ -590,8 +591,13 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private func registerAgain(attempt: Int, owner: String) {
         guard let connection, let adapterPath, !stopped, bluezOwner == owner else { return }
         let appRoot = self.appRoot, advertisementPath = self.advertisementPath
+        // Tracked like a round's call from the first step: stop() waits for the chain, which
+        // never registers the advertisement once stop() has begun.
+        advertisementCallsInFlight += 1
         let retry: @Sendable (String) -> Void = { [weak self] problem in
             guard let self else { return }
+            self.advertisementCallEnded()
+            guard !self.stopped else { return }
             guard attempt < 50 else {
                 self.activityContinuation.yield(.problem("bluetoothd is back but \(problem); gave up after 10 s"))
                 return
@@ -608,11 +614,13 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.gattManagerInterface,
                                         member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { [weak self] result in
                 if case .failure(let error) = result { return retry("refused the GATT application (\(error.message))") }
-                // Tracked like a round's call: stop() must not unregister it half-registered.
-                self?.advertisementCallInFlight = true
+                guard let self, !self.stopped else {
+                    self?.advertisementCallEnded()
+                    return
+                }
                 connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.advertisingManagerInterface,
                                             member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])]),
-                                timeout: self?.configuration.callTimeout ?? .seconds(10)) { [weak self] result in
+                                timeout: self.configuration.callTimeout) { [weak self] result in
                     guard let self else { return }
                     self.advertisementCallEnded()
                     if case .failure(let error) = result {
@@ -669,7 +677,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// load one can take longer than the interval); each answer looks again.
     private func reconcileAdvertisement() {
         guard configuration.readvertiseInterval != nil, let connection, let adapterPath,
-              registered, !stopped, !advertisementCallInFlight else { return }
+              registered, !stopped, advertisementCallsInFlight == 0 else { return }
         let wanted = centrals.isEmpty
         let path = advertisementPath
         if advertised != wanted {
@@ -692,7 +700,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// looks again. One such call at a time.
     private func callAdvertisingManager(register: Bool) {
         guard let connection, let adapterPath else { return }
-        advertisementCallInFlight = true
+        advertisementCallsInFlight += 1
         let member = register ? "RegisterAdvertisement" : "UnregisterAdvertisement"
         let body: [DBusValue] = register ? [.objectPath(advertisementPath), .properties([:])] : [.objectPath(advertisementPath)]
         let generation = bluezGeneration
@@ -729,7 +737,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
 
     /// The advertisement call in flight was answered: `stop()` may unregister now.
     private func advertisementCallEnded() {
-        advertisementCallInFlight = false
+        advertisementCallsInFlight = max(0, advertisementCallsInFlight - 1)
+        guard advertisementCallsInFlight == 0 else { return }
         let waiters = advertisementCallWaiters
         advertisementCallWaiters.removeAll()
         for waiter in waiters { waiter.resume() }

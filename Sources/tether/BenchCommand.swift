@@ -30,7 +30,7 @@ struct BenchCommand: AsyncParsableCommand {
                              discussion: "Each case floods for --seconds; a bound on memory shows as a small, flat growth."))
     var hostileStreams = false
 
-    @Option(help: "With --hostile-streams: how long each case floods, in seconds (1…60).")
+    @Option(parsing: .unconditional, help: "With --hostile-streams: how long each case floods, in seconds (at most 60).")
     var seconds = 2.0
 
     @Option(help: "With --link and --driver bluez: the adapter that hosts the echo peripheral.")
@@ -44,7 +44,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard (1...4096).contains(megabytes) else { throw ValidationError("--megabytes must be between 1 and 4096") }
         guard (1...10_000_000).contains(notifications) else { throw ValidationError("--notifications must be between 1 and 10000000") }
         guard (1...512).contains(maximumValueLength) else { throw ValidationError("--maximum-value-length must be between 1 and 512") }
-        guard seconds.isFinite, (1...60).contains(seconds) else { throw ValidationError("--seconds must be between 1 and 60") }
+        try Seconds.validate(seconds, maximum: 60)
         guard !(link && hostileStreams) else { throw ValidationError("--link and --hostile-streams are separate runs: give one") }
     }
 

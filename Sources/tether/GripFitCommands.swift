@@ -75,6 +75,10 @@ extension GripFitCommands {
                 } else {
                     print(GripFitFlow.describe(record.summary))
                 }
+                if record.samples.count < record.summary.sampleCount {
+                    // The statistics count every reading; the stored curve keeps the first ones.
+                    FileHandle.standardError.write(Data("tether: the curve keeps the first \(record.samples.count) of \(record.summary.sampleCount) readings (GripSession keeps at most \(GripSession.defaultMaxSamples))\n".utf8))
+                }
             } catch {
                 await manager.disconnect()
                 throw CLIError.from(error)

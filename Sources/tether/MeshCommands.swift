@@ -60,9 +60,11 @@ struct MeshTarget: ParsableArguments {
     /// Parses `HOST[:PORT]`.
     static func hostAndPort(_ text: String) throws -> (String, Int) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard let host = parts.first, !host.isEmpty, parts.count <= 2 else { throw ValidationError("--tcp wants HOST or HOST:PORT, got \(text)") }
+        guard let host = parts.first, !host.isEmpty, parts.count <= 2 else { throw ValidationError("--tcp wants the radio's HOST or HOST:PORT, got \(terminalSafe(text)) (mesh emulate listens at --listen)") }
         guard parts.count == 2 else { return (String(host), StreamTransport.defaultTCPPort) }
-        guard let port = Int(parts[1]), (1...65_535).contains(port) else { throw ValidationError("bad port in \(text)") }
+        guard let port = Int(parts[1]), (1...65_535).contains(port) else {
+            throw ValidationError("--tcp wants the radio's port, 1 to 65535, in \(terminalSafe(text)) (mesh emulate listens at --listen)")
+        }
         return (String(host), port)
     }
 
@@ -280,8 +282,11 @@ extension MeshCommands {
         @Option(help: "Only the direct messages with this contact (name, or the start of its public key in hex).") var contact: String?
         @Option(help: "Only this channel's messages (0 is Public).") var channel: Int?
         @Option(help: "Only the newest N.") var limit: Int?
-        @Flag(help: "JSON output, one object per line.") var json = false
-        @Option(help: "The contacts and messages database (default: $TETHER_DATA_DIR or ~/.local/share/tether).") var database: String?
+        // --json and --database are the group's (MeshTarget's): declared on `tether mesh` too,
+        // they are parsed there wherever they stand, so a second declaration here never saw them.
+        @ParentCommand var mesh: MeshCommands
+        var json: Bool { mesh.target.json }
+        var database: String? { mesh.target.database }
 
         func validate() throws {
             if contact != nil, channel != nil { throw ValidationError("choose --contact or --channel, not both") }

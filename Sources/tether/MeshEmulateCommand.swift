@@ -31,7 +31,13 @@ struct MeshEmulate: AsyncParsableCommand {
     @Flag(help: "Do not script Alice's and Bob's chatter.")
     var quiet = false
 
+    @ParentCommand var mesh: MeshCommands
+
     func validate() throws {
+        // The group's radio options name a radio to reach; the emulator is one.
+        if mesh.target.tcp != nil || mesh.target.ble != nil || mesh.target.serial != nil {
+            throw ValidationError("mesh emulate listens at --listen HOST:PORT; --tcp, --ble and --serial name a radio to reach")
+        }
         _ = try Self.endpoint(tcp)
     }
 

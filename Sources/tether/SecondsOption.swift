@@ -8,11 +8,12 @@ enum Seconds {
     /// The longest duration any command runs for.
     static let maximum: Double = 86_400
 
-    /// Refuses `value` unless it is within the rule.
-    static func validate(_ value: Double, allowingZero: Bool = false) throws {
+    /// Refuses `value` unless it is within the rule (`maximum`: a command's own, shorter cap).
+    static func validate(_ value: Double, allowingZero: Bool = false, maximum: Double = Seconds.maximum) throws {
         let lowest = allowingZero ? value >= 0 : value > 0
         guard value.isFinite, lowest, value <= maximum else {
-            throw ValidationError(allowingZero ? "--seconds must be from 0 to 86400" : "--seconds must be more than 0 and at most 86400")
+            let most = String(format: "%g", maximum)
+            throw ValidationError(allowingZero ? "--seconds must be from 0 to \(most)" : "--seconds must be more than 0 and at most \(most)")
         }
     }
 }

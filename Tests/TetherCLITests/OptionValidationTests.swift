@@ -58,6 +58,11 @@ import Testing
         }
         let json = try #require(try Tether.parseAsRoot(["mesh", "--json", "battery"]) as? MeshCommands.Battery)
         #expect(json.target.json)
+        // Options the group parses reach subcommands that read them from it.
+        let messages = try #require(try Tether.parseAsRoot(["mesh", "messages", "--json", "--database", "/tmp/m.sqlite"]) as? MeshCommands.Messages)
+        #expect(messages.json && messages.database == "/tmp/m.sqlite")
+        // The emulator is a radio: it refuses the options that name one to reach.
+        #expect(throws: (any Error).self) { try Tether.parseAsRoot(["mesh", "emulate", "--tcp", "0.0.0.0:6000"]) }
         // The emulator listens where --listen says (port 0: any free one).
         let emulate = try #require(try Tether.parseAsRoot(["mesh", "emulate", "--listen", "127.0.0.1:0"]) as? MeshEmulate)
         #expect(emulate.tcp == "127.0.0.1:0")
@@ -67,7 +72,8 @@ import Testing
 extension OptionValidationTests {
     @Test func meshMessagesTakesOneFilterAtATime() {
         let refused = { (arguments: [String]) -> String? in
-            do { _ = try MeshCommands.Messages.parse(arguments); return nil } catch { return MeshCommands.Messages.message(for: error) }
+            // Through the root: `messages` reads --json and --database from its group.
+            do { _ = try Tether.parseAsRoot(["mesh", "messages"] + arguments); return nil } catch { return Tether.message(for: error) }
         }
         #expect(refused(["--contact", "alice", "--channel", "0"]) == "choose --contact or --channel, not both")
         #expect(refused(["--channel", "300"]) == "--channel must be between 0 and 255")

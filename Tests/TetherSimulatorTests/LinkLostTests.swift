@@ -109,6 +109,22 @@ struct LinkLostTests {
         #expect(await connection.phase == .idle)
     }
 
+    @Test func aRetriedFirstConnectionWaitsForBluetoothThatIsResetting() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        await h.radio.setIgnoresConnections(h.echoID, true)
+        let connection = await h.connection(Self.configuration(.never, firstConnectionRetry: ReconnectPolicy(schedule: .delays([.seconds(1), .seconds(2)]))))
+        let log = await EventLog(connection)
+        let attempt = Task { try await connection.connect() }
+        try await h.until { await log.reconnectSchedule.count == 1 }
+        await h.radio.setCentralState(.resetting)
+        await h.radio.setIgnoresConnections(h.echoID, false)
+        // The retry meets Bluetooth resetting: it waits for it rather than asking the driver.
+        try await h.until { await connection.phase == .waitingForBluetooth }
+        await h.radio.setCentralState(.poweredOn)
+        try await h.run { try await attempt.value }
+        #expect(await connection.isConnected)
+    }
+
     @Test func aFirstConnectionIsRetriedByItsPolicyAndSucceedsWhenTheDeviceAnswers() async throws {
         let h = await Harness(osAutoReconnect: false)
         await h.radio.setIgnoresConnections(h.echoID, true)

@@ -44,7 +44,7 @@ public final class FlockFinderViewModel {
     }
 
     private let client: FlockFinderClient
-    private var tasks: [Task<Void, Never>] = []
+    @ObservationIgnored private nonisolated let tasks = TaskBag()
 
     /// Creates a view model; call ``start()`` to follow the client.
     public init(client: FlockFinderClient, detectionLimit: Int = 500, streamLimit: Int = 200) {
@@ -57,26 +57,28 @@ public final class FlockFinderViewModel {
     public func start() {
         guard tasks.isEmpty else { return }
         let client = self.client
-        tasks = [
-            Task { [weak self] in
-                for await state in await client.connectionStates() { await self?.apply(state) }
-            },
-            Task { [weak self] in
-                for await devices in await client.deviceUpdates() { self?.devices = devices }
-            },
-            Task { [weak self] in
-                for await received in await client.detections() { await self?.apply(received) }
-            },
-            Task { [weak self] in
-                for await event in await client.streamUpdates() { self?.apply(event) }
-            },
-        ]
+        tasks.add(Task { [weak self] in
+            for await state in await client.connectionStates() { await self?.apply(state) }
+        })
+        tasks.add(Task { [weak self] in
+            for await devices in await client.deviceUpdates() { self?.devices = devices }
+        })
+        tasks.add(Task { [weak self] in
+            for await received in await client.detections() { await self?.apply(received) }
+        })
+        tasks.add(Task { [weak self] in
+            for await event in await client.streamUpdates() { await self?.apply(event) }
+        })
     }
 
     /// Stops following the client.
     public func stop() {
-        for task in tasks { task.cancel() }
-        tasks.removeAll()
+        tasks.cancelAll()
+    }
+
+    // A screen that goes away without stop() leaves no task listening behind it.
+    deinit {
+        tasks.cancelAll()
     }
 
     // MARK: Intents
@@ -110,8 +112,7 @@ public final class FlockFinderViewModel {
 
     private func apply(_ state: ConnectionState) async {
         connectionState = state
-        lastError = await client.lastError
-        deviceRSSI = await client.deviceRSSI
+        await refreshClientValues()
         if state != .connected { isStreaming = false }
     }
 
@@ -119,12 +120,19 @@ public final class FlockFinderViewModel {
         detections.insert(received, at: 0)
         if detections.count > detectionLimit { detections.removeLast(detections.count - detectionLimit) }
         countsByType[received.detection.type, default: 0] += 1
-        deviceRSSI = await client.deviceRSSI
-        parseErrors = await client.parseErrors
+        await refreshClientValues()
     }
 
-    private func apply(_ event: StreamEvent) {
+    private func apply(_ event: StreamEvent) async {
         streamEvents.insert(event, at: 0)
         if streamEvents.count > streamLimit { streamEvents.removeLast(streamEvents.count - streamLimit) }
+        await refreshClientValues()
+    }
+
+    /// Values the client keeps without an event of their own.
+    private func refreshClientValues() async {
+        deviceRSSI = await client.deviceRSSI
+        parseErrors = await client.parseErrors
+        lastError = await client.lastError
     }
 }

@@ -220,7 +220,8 @@ public actor BLEManager: BLEManagerProtocol {
             framer.reset()
             hub.resetDeviceState()
             watchdog?.cancel()
-            if hasConnected { hub.setState(.connecting) }
+            // Bluetooth going away was already shown as an error; a drop is "reconnecting".
+            if hasConnected, !Self.isError(hub.state) { hub.setState(.connecting) }
         case .reconnected:
             framer.reset()
             linkUp()
@@ -237,6 +238,10 @@ public actor BLEManager: BLEManagerProtocol {
         default:
             break
         }
+    }
+
+    private static func isError(_ state: GripFitConnectionState) -> Bool {
+        if case .error = state { true } else { false }
     }
 
     private func received(_ chunk: Data) {

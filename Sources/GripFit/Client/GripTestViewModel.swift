@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import TetherCore
 
 /// The grip-test screen's state for SwiftUI (guide §3.2): it follows a ``BLEManagerProtocol``
 /// (``BLEManager`` on a device, ``MockBLEManager`` in previews), keeps a window of readings for
@@ -55,8 +56,8 @@ public final class GripTestViewModel {
     private let manager: any BLEManagerProtocol
     private let store: (any GripSessionStore)?
     private let now: @Sendable () -> Date
-    private var detector: SqueezeDetector
-    private var tasks: [Task<Void, Never>] = []
+    @ObservationIgnored private var detector: SqueezeDetector
+    @ObservationIgnored private nonisolated let tasks = TaskBag()
 
     /// Creates a view model; call ``start()`` to follow the manager.
     ///
@@ -83,26 +84,28 @@ public final class GripTestViewModel {
     public func start() {
         guard tasks.isEmpty else { return }
         let manager = self.manager
-        tasks = [
-            Task { [weak self] in
-                for await state in await manager.connectionStates() { await self?.apply(state) }
-            },
-            Task { [weak self] in
-                for await devices in await manager.discoveredDeviceUpdates() { self?.devices = devices }
-            },
-            Task { [weak self] in
-                for await reading in await manager.readings() { self?.apply(reading) }
-            },
-            Task { [weak self] in
-                for await status in await manager.statuses() { await self?.apply(status) }
-            },
-        ]
+        tasks.add(Task { [weak self] in
+            for await state in await manager.connectionStates() { await self?.apply(state) }
+        })
+        tasks.add(Task { [weak self] in
+            for await devices in await manager.discoveredDeviceUpdates() { self?.devices = devices }
+        })
+        tasks.add(Task { [weak self] in
+            for await reading in await manager.readings() { self?.apply(reading) }
+        })
+        tasks.add(Task { [weak self] in
+            for await status in await manager.statuses() { await self?.apply(status) }
+        })
     }
 
     /// Stops following the manager (the link stays as it is).
     public func stop() {
-        for task in tasks { task.cancel() }
-        tasks.removeAll()
+        tasks.cancelAll()
+    }
+
+    // A screen that goes away without stop() leaves no task listening behind it.
+    deinit {
+        tasks.cancelAll()
     }
 
     // MARK: Intents
@@ -155,8 +158,7 @@ public final class GripTestViewModel {
     private func apply(_ state: GripFitConnectionState) async {
         if state != .connected, connectionState == .connected {
             // A new link starts at a new resting level; its readiness is unknown until told.
-            detector.reset()
-            currentSqueeze = nil
+            finishSqueeze(detector.reset())
             readiness = .unknown
         }
         connectionState = state
@@ -167,15 +169,22 @@ public final class GripTestViewModel {
     }
 
     private func apply(_ reading: GripReading) {
+        // A calibration can make a force that is not a number: it would poison every statistic.
+        guard reading.force.isFinite else { return }
         latestReading = reading
         chartReadings.append(reading)
         if chartReadings.count > chartWindow { chartReadings.removeFirst(chartReadings.count - chartWindow) }
         session?.record(reading)
-        if let ended = detector.push(reading) {
-            lastSqueeze = ended
-            bestPeak = max(bestPeak ?? ended.peak, ended.peak)
-        }
+        finishSqueeze(detector.push(reading))
         currentSqueeze = detector.current
+    }
+
+    /// Records a squeeze that ended (or was cut short), and clears the one under way.
+    private func finishSqueeze(_ ended: Squeeze?) {
+        currentSqueeze = detector.current
+        guard let ended else { return }
+        lastSqueeze = ended
+        bestPeak = max(bestPeak ?? ended.peak, ended.peak)
     }
 
     private func apply(_ status: GripFitStatus) async {
@@ -183,8 +192,7 @@ public final class GripTestViewModel {
         case .ready: readiness = .ready
         case .notReady: readiness = .notReady
         case .tared:
-            detector.reset()
-            currentSqueeze = nil
+            finishSqueeze(detector.reset())
         case .rate(let ms): sampleIntervalMs = ms
         case .pong, .unknown: break
         }

@@ -25,8 +25,16 @@ public struct Squeeze: Sendable, Hashable {
 /// when it falls back below half of that (the hysteresis keeps noise at the threshold from
 /// cutting one squeeze into many). Pure and bounded: it keeps running sums, never the readings.
 public struct SqueezeDetector: Sendable {
-    /// Force above rest that starts a squeeze, in the readings' unit.
-    public var threshold: Double
+    /// Force above rest that starts a squeeze, in the readings' unit (a value that is not finite
+    /// and positive falls back to the default).
+    public var threshold: Double {
+        didSet { if !(threshold.isFinite && threshold > 0) { threshold = Self.defaultThreshold } }
+    }
+    /// The default threshold.
+    public static let defaultThreshold = 20_000.0
+    /// A squeeze longer than this is a load left on (or a missed tare): it ends, and the
+    /// resting level starts again from the current force.
+    public var maximumDuration: TimeInterval = 60
     /// The resting level, once a reading has been seen.
     public private(set) var rest: Double?
     /// The squeeze under way, if any.
@@ -36,8 +44,8 @@ public struct SqueezeDetector: Sendable {
 
     /// Creates a detector. The default suits raw HX711 counts (a firm squeeze is hundreds of
     /// thousands above rest, the noise a few hundred); give calibrated readings their own.
-    public init(threshold: Double = 20_000) {
-        self.threshold = max(threshold, .leastNonzeroMagnitude)
+    public init(threshold: Double = SqueezeDetector.defaultThreshold) {
+        self.threshold = threshold.isFinite && threshold > 0 ? threshold : Self.defaultThreshold
     }
 
     /// Takes one reading; returns the squeeze it ended, if it ended one.
@@ -50,6 +58,12 @@ public struct SqueezeDetector: Sendable {
         }
         let above = force - rest
         if let squeeze = current {
+            if reading.receivedAt.timeIntervalSince(squeeze.startedAt) > maximumDuration {
+                current = nil
+                sum = 0
+                self.rest = force
+                return squeeze
+            }
             if above < threshold / 2 {
                 current = nil
                 sum = 0
@@ -72,10 +86,14 @@ public struct SqueezeDetector: Sendable {
         return nil
     }
 
-    /// Forgets the resting level and any squeeze (after a tare or a new connection).
-    public mutating func reset() {
+    /// Forgets the resting level (after a tare or a new connection); returns the squeeze that
+    /// was under way, so that its peak is not lost.
+    @discardableResult
+    public mutating func reset() -> Squeeze? {
+        let unfinished = current
         rest = nil
         current = nil
         sum = 0
+        return unfinished
     }
 }

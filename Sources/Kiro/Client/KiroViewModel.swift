@@ -13,10 +13,12 @@ public struct KiroLogEntry: Sendable, Hashable, Identifiable {
 }
 
 /// The Kiro app's screen state for SwiftUI: the link's phase, the event log, the selected task,
-/// the battery warning, the focus sessions closed today and their time, and send failures as
-/// values, all following a ``KiroSession`` (and, when given, its ``ConnectionStateMachine``).
+/// the battery warning, the focus sessions closed since ``start()`` and their time, and send
+/// failures as values, all following a ``KiroSession`` (and, when given, its
+/// ``ConnectionStateMachine``).
 ///
-/// The log keeps at most ``logLimit`` entries, newest first.
+/// The log keeps at most ``logLimit`` entries, newest first; at most ``logLimit`` focus
+/// sessions are kept.
 @Observable
 @MainActor
 public final class KiroViewModel {
@@ -43,8 +45,8 @@ public final class KiroViewModel {
     private let session: KiroSession
     private let connection: ConnectionStateMachine?
     private let now: @Sendable () -> Date
-    private var tasks: [Task<Void, Never>] = []
-    private var nextID = 0
+    @ObservationIgnored private nonisolated let tasks = TaskBag()
+    @ObservationIgnored private var nextID = 0
 
     /// Creates a view model; call ``start()`` to follow the session.
     public init(session: KiroSession, connection: ConnectionStateMachine? = nil, logLimit: Int = 200,
@@ -59,11 +61,14 @@ public final class KiroViewModel {
     public func start() {
         guard tasks.isEmpty else { return }
         let session = self.session
-        tasks.append(Task { [weak self] in
-            for await event in await session.events() { await self?.apply(event) }
+        tasks.add(Task { [weak self] in
+            let events = await session.events()
+            let selected = await session.selectedTaskId
+            self?.selectedTaskId = selected
+            for await event in events { await self?.apply(event) }
         })
         if let connection {
-            tasks.append(Task { [weak self] in
+            tasks.add(Task { [weak self] in
                 // Subscribed before the current phase is read: a later change is an event.
                 let events = await connection.events()
                 let current = await connection.phase
@@ -77,8 +82,12 @@ public final class KiroViewModel {
 
     /// Stops following.
     public func stop() {
-        for task in tasks { task.cancel() }
-        tasks.removeAll()
+        tasks.cancelAll()
+    }
+
+    // A screen that goes away without stop() leaves no task listening behind it.
+    deinit {
+        tasks.cancelAll()
     }
 
     /// Sends the time and today's DayPack again.
@@ -100,7 +109,9 @@ public final class KiroViewModel {
         if log.count > logLimit { log.removeLast(log.count - logLimit) }
         switch event {
         case .lowBattery(let level): lowBatteryLevel = level
-        case .focusSessionClosed(let focus): focusSessions.append(focus)
+        case .focusSessionClosed(let focus):
+            focusSessions.append(focus)
+            if focusSessions.count > logLimit { focusSessions.removeFirst(focusSessions.count - logLimit) }
         case .sendFailed(let type, let why): sendFailure = "\(type): \(why)"
         case .sent: sendFailure = nil
         case .received: break

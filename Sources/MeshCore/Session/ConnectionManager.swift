@@ -55,7 +55,8 @@ public actor ConnectionManager {
     public enum Event: Sendable, Hashable {
         /// The state changed.
         case state(State)
-        /// A new message was stored (incoming, or outgoing when sent).
+        /// A new message was stored (incoming, or outgoing when sent); an outgoing direct message
+        /// comes again with its outcome (same id, delivered or failed).
         case message(MeshMessage)
         /// An outgoing direct message was acknowledged (ack code, round trip ms).
         case acknowledged(ack: UInt32, roundTrip: UInt32)
@@ -221,9 +222,13 @@ public actor ConnectionManager {
             if let id = message.id {
                 try await store.updateDelivery(id: id, status: .delivered, ack: delivery.confirmation.ack, roundTrip: delivery.confirmation.roundTrip)
             }
+            // Published again with its outcome (same id), so a screen shows the tick.
+            publish(.message(message))
             return message
         } catch {
             if let id = message.id { try? await store.updateDelivery(id: id, status: .failed, ack: nil, roundTrip: nil) }
+            message.status = .failed
+            publish(.message(message))
             throw error
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import TetherCore
 
 /// A MeshCore app's screen state for SwiftUI, following a ``ConnectionManager``: the
 /// connection as PocketMesh's dots (red, yellow, green), the radio's identity, battery,
@@ -51,7 +52,7 @@ public final class MeshCoreViewModel {
     }
 
     private let manager: ConnectionManager
-    private var tasks: [Task<Void, Never>] = []
+    @ObservationIgnored private nonisolated let tasks = TaskBag()
 
     /// Creates a view model; call ``start()`` to follow the manager.
     public init(manager: ConnectionManager, messageLimit: Int = 1_000) {
@@ -63,7 +64,7 @@ public final class MeshCoreViewModel {
     public func start() {
         guard tasks.isEmpty else { return }
         let manager = self.manager
-        tasks.append(Task { [weak self] in
+        tasks.add(Task { [weak self] in
             // Subscribed before the current state is read: a later change is an event.
             let events = await manager.events()
             await self?.refresh()
@@ -73,8 +74,12 @@ public final class MeshCoreViewModel {
 
     /// Stops following.
     public func stop() {
-        for task in tasks { task.cancel() }
-        tasks.removeAll()
+        tasks.cancelAll()
+    }
+
+    // A screen that goes away without stop() leaves no task listening behind it.
+    deinit {
+        tasks.cancelAll()
     }
 
     // MARK: Intents
@@ -124,7 +129,7 @@ public final class MeshCoreViewModel {
     /// The messages with one contact (by key prefix) or on one channel, oldest first.
     public func conversation(with contact: MeshContact) -> [MeshMessage] {
         let prefix = contact.publicKeyPrefix.hexString
-        return messages.filter { $0.kind == .direct && $0.peer.map { prefix.hasPrefix($0) || $0.hasPrefix(prefix) } == true }
+        return messages.filter { $0.kind == .direct && $0.peer == prefix }
     }
 
     /// The messages on channel `index`, oldest first.
@@ -153,18 +158,16 @@ public final class MeshCoreViewModel {
                 messages.append(message)
                 if messages.count > messageLimit { messages.removeFirst(messages.count - messageLimit) }
             }
-        case .acknowledged(let ack, let roundTrip):
-            if let index = messages.lastIndex(where: { $0.ack == ack && $0.direction == .outgoing }) {
-                messages[index].status = .delivered
-                messages[index].roundTrip = roundTrip
-            }
+        case .acknowledged:
+            // The outcome arrives as the message again (same id, delivered or failed).
+            break
         case .contactsUpdated(let list):
             contacts = list
         case .startupFailed:
             lastError = await manager.lastError
         case .messageNotStored(let reason):
             actionError = "a message could not be stored: \(reason)"
-        case .radio(.advert(let key)), .radio(.pathUpdated(let key)):
+        case .radio(.advert(let key)):
             adverts.removeAll { $0 == key }
             adverts.insert(key, at: 0)
             if adverts.count > 100 { adverts.removeLast() }

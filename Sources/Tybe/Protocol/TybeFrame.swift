@@ -39,6 +39,12 @@ public struct TybeFrame: Hashable, Sendable {
         guard len <= Self.maxOpcodeBytes, bytes.count == Self.headerBytes + len else { throw .malformedFrame }
         self.init(seq: bytes[0], opcodes: Data(bytes[Self.headerBytes...]))
     }
+
+    /// The result of ``init(decoding:)``.
+    @available(*, deprecated, renamed: "init(decoding:)")
+    public static func parse(_ data: Data) -> Result<TybeFrame, TybeStatusCode> {
+        Result { () throws(TybeStatusCode) in try TybeFrame(decoding: data) }
+    }
 }
 
 /// Splits an opcode stream into frames.

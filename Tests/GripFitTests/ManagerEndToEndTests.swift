@@ -135,6 +135,15 @@ struct ManagerEndToEndTests {
         #expect(!readings.isEmpty)
     }
 
+    @Test func bluetoothGoingOffWhileConnectedShowsAsAnError() async throws {
+        let world = await GripFitWorld()
+        try await world.connect()
+        await world.radio.setCentralState(.poweredOff)
+        try await world.until { $0 == .error(.bluetoothOff) }
+        try await world.advance(.seconds(2))
+        #expect(await world.manager.connectionState == .error(.bluetoothOff), "not shown as reconnecting")
+    }
+
     @Test func withoutReconnectionASilentLinkEndsAsLost() async throws {
         var configuration = BLEManager.Configuration()
         configuration.reconnectPolicy = .never

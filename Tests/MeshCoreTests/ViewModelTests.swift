@@ -32,6 +32,8 @@ struct MeshCoreViewModelTests {
         // The fake radio never confirms delivery: the failure is a value, the message is shown.
         #expect(await model.actionError == "No acknowledgement after 3 attempts")
         #expect(await model.messages.last?.text == "hi")
+        #expect(await model.messages.last?.status == .failed, "the outcome reaches the screen")
+        #expect(await model.messages.filter { $0.text == "hi" }.count == 1, "the same message, updated")
         #expect(await model.messages.last?.direction == .outgoing)
         try await world.base.run { await model.refreshBattery() }
         #expect(await model.battery?.millivolts == 4120)

@@ -41,31 +41,19 @@ public actor DetectionStore: DetectionRecorder {
         locationProvider: (any LocationProvider)? = nil,
         access: TetherDatabase.Access = .readWrite
     ) throws {
-        try self.init(
-            // Migrated by the open (read-write), where racing processes are retried.
-            dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator),
-            minimumConfidence: minimumConfidence,
-            locationProvider: locationProvider,
-            migrate: false,
-            path: path
-        )
+        try self.init(storedAt: path, access: access, minimumConfidence: minimumConfidence, locationProvider: locationProvider)
     }
 
     private init(
-        dbQueue: DatabaseQueue,
+        storedAt path: String?,
+        access: TetherDatabase.Access = .readWrite,
         minimumConfidence: Double,
-        locationProvider: (any LocationProvider)?,
-        migrate: Bool = true,
-        path: String = ":memory:"
+        locationProvider: (any LocationProvider)?
     ) throws {
-        self.dbQueue = dbQueue
+        self.dbQueue = try TetherDatabase.openStore(path: path, access: access, migrator: Self.migrator,
+                                                    table: DetectionRow.databaseTableName, holding: "FlockFinder detections")
         self.locationProvider = locationProvider
         self.minimumConfidence = Self.clampedConfidence(minimumConfidence) ?? 0.5
-        if migrate {
-            try Self.migrator.migrate(dbQueue)
-        } else if try !dbQueue.read({ try $0.tableExists(DetectionRow.databaseTableName) }) {
-            throw TetherStorageError("\(path) holds no FlockFinder detections (another program's database, or an empty file)")
-        }
         recent = try dbQueue.read { db in
             try DetectionRow.newestFirst()
                 .limit(Self.recentLimit)
@@ -79,11 +67,7 @@ public actor DetectionStore: DetectionRecorder {
         minimumConfidence: Double = 0.5,
         locationProvider: (any LocationProvider)? = nil
     ) throws -> DetectionStore {
-        try DetectionStore(
-            dbQueue: DatabaseQueue(),
-            minimumConfidence: minimumConfidence,
-            locationProvider: locationProvider
-        )
+        try DetectionStore(storedAt: nil, minimumConfidence: minimumConfidence, locationProvider: locationProvider)
     }
 
     /// Where detections are kept by default: `$TETHER_DATA_DIR/flockfinder.sqlite` if that

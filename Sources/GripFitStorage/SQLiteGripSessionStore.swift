@@ -19,22 +19,17 @@ public final class SQLiteGripSessionStore: GripSessionStore {
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing GripFit sessions database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
-        // Migrated by the open (read-write), where racing processes are retried.
-        try self.init(dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator), migrate: false, path: path)
+        try self.init(storedAt: path, access: access)
     }
 
-    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
-        self.dbQueue = dbQueue
-        if migrate {
-            try Self.migrator.migrate(dbQueue)
-        } else if try !dbQueue.read({ try $0.tableExists(SessionRow.databaseTableName) }) {
-            throw TetherStorageError("\(path) holds no GripFit sessions (another program's database, or an empty file)")
-        }
+    private init(storedAt path: String?, access: TetherDatabase.Access = .readWrite) throws {
+        dbQueue = try TetherDatabase.openStore(path: path, access: access, migrator: Self.migrator,
+                                               table: SessionRow.databaseTableName, holding: "GripFit sessions")
     }
 
     /// A store in a fresh private in-memory database, gone when the store is released.
     public static func inMemory() throws -> SQLiteGripSessionStore {
-        try SQLiteGripSessionStore(dbQueue: DatabaseQueue())
+        try SQLiteGripSessionStore(storedAt: nil)
     }
 
     /// Where sessions are kept by default: `$TETHER_DATA_DIR/gripfit.sqlite` if that variable

@@ -16,22 +16,17 @@ public final class SQLiteFocusSessionStore: FocusSessionStore {
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing Kiro focus sessions database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
-        // Migrated by the open (read-write), where racing processes are retried.
-        try self.init(dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator), migrate: false, path: path)
+        try self.init(storedAt: path, access: access)
     }
 
-    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
-        self.dbQueue = dbQueue
-        if migrate {
-            try Self.migrator.migrate(dbQueue)
-        } else if try !dbQueue.read({ try $0.tableExists(FocusSessionRow.databaseTableName) }) {
-            throw TetherStorageError("\(path) holds no Kiro focus sessions (another program's database, or an empty file)")
-        }
+    private init(storedAt path: String?, access: TetherDatabase.Access = .readWrite) throws {
+        dbQueue = try TetherDatabase.openStore(path: path, access: access, migrator: Self.migrator,
+                                               table: FocusSessionRow.databaseTableName, holding: "Kiro focus sessions")
     }
 
     /// A store in a fresh private in-memory database, gone when the store is released.
     public static func inMemory() throws -> SQLiteFocusSessionStore {
-        try SQLiteFocusSessionStore(dbQueue: DatabaseQueue())
+        try SQLiteFocusSessionStore(storedAt: nil)
     }
 
     /// Where sessions are kept by default: `$TETHER_DATA_DIR/kiro.sqlite` if that variable is

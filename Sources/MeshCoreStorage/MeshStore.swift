@@ -16,22 +16,17 @@ public final class MeshStore: MeshMessageStore {
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing MeshCore database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {
-        // Migrated by the open (read-write), where racing processes are retried.
-        try self.init(dbQueue: TetherDatabase.open(path: path, access: access, migrator: Self.migrator), migrate: false, path: path)
+        try self.init(storedAt: path, access: access)
     }
 
-    private init(dbQueue: DatabaseQueue, migrate: Bool = true, path: String = ":memory:") throws {
-        self.dbQueue = dbQueue
-        if migrate {
-            try Self.migrator.migrate(dbQueue)
-        } else if try !dbQueue.read({ try $0.tableExists(ContactRow.databaseTableName) }) {
-            throw TetherStorageError("\(path) holds no MeshCore (another program's database, or an empty file)")
-        }
+    private init(storedAt path: String?, access: TetherDatabase.Access = .readWrite) throws {
+        dbQueue = try TetherDatabase.openStore(path: path, access: access, migrator: Self.migrator,
+                                               table: ContactRow.databaseTableName, holding: "MeshCore contacts and messages")
     }
 
     /// A store in a private in-memory database.
     public static func inMemory() throws -> MeshStore {
-        try MeshStore(dbQueue: DatabaseQueue())
+        try MeshStore(storedAt: nil)
     }
 
     /// `$TETHER_DATA_DIR/meshcore.sqlite` (or the XDG data directory).

@@ -76,6 +76,27 @@ public enum TetherDatabase {
         }
     }
 
+    /// How every store opens its database: ``open(path:access:migrator:)`` for a file (a
+    /// read-write open migrates it, a read-only one needs `table` to be there), or, with no
+    /// path, a private in-memory database brought up to date.
+    ///
+    /// - Parameter holding: what the store keeps, for the error when a file is someone else's
+    ///   ("GripFit sessions").
+    public static func openStore(path: String?, access: Access = .readWrite, migrator: DatabaseMigrator,
+                                 table: String, holding: String) throws -> DatabaseQueue {
+        guard let path else {
+            let queue = try inMemory()
+            try migrator.migrate(queue)
+            return queue
+        }
+        // Migrated by the open (read-write), where racing processes are retried.
+        let queue = try open(path: path, access: access, migrator: migrator)
+        if access == .readOnly, try !queue.read({ try $0.tableExists(table) }) {
+            throw TetherStorageError("\(path) holds no \(holding) (another program's database, or an empty file)")
+        }
+        return queue
+    }
+
     /// A private database in memory, gone when released (tests, previews).
     public static func inMemory() throws -> DatabaseQueue {
         try DatabaseQueue()

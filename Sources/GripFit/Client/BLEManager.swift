@@ -33,7 +33,6 @@ public actor BLEManager: BLEManagerProtocol {
     }
 
     private let central: Central
-    private let timeline: Timeline
     private let now: @Sendable () -> Date
     private let configuration: Configuration
     private let parser: BLEMessageParser
@@ -46,9 +45,8 @@ public actor BLEManager: BLEManagerProtocol {
     private var connection: ConnectionStateMachine?
     private var scanTask: Task<Void, Never>?
     private var linkTasks: [Task<Void, Never>] = []
-    private var watchdog: Task<Void, Never>?
-    private var lastReadingAt: Duration = .zero
-    private var lastPongAt: Duration = .zero
+    /// No reading for `staleAfter` sends `CMD:PING`; no answer within `pongTimeout` loses the link.
+    private let liveness: LivenessWatchdog
     private var hasConnected = false
 
     /// Creates a manager on `central`, taking time from `clock` and timestamps from `now`.
@@ -61,7 +59,7 @@ public actor BLEManager: BLEManagerProtocol {
         logger: Logger = Logger(label: "tether.gripfit")
     ) {
         self.central = central
-        self.timeline = Timeline(clock)
+        self.liveness = LivenessWatchdog(clock: clock, silence: configuration.staleAfter, probeWindow: configuration.pongTimeout)
         self.now = now
         self.configuration = configuration
         self.calibration = calibration
@@ -201,15 +199,13 @@ public actor BLEManager: BLEManagerProtocol {
     private func stopLinkTasks() {
         for task in linkTasks { task.cancel() }
         linkTasks.removeAll()
-        watchdog?.cancel()
-        watchdog = nil
+        liveness.stop()
     }
 
     private func linkUp() {
         hasConnected = true
-        lastReadingAt = timeline.now
         hub.setState(.connected)
-        startWatchdog()
+        liveness.start(probe: { [weak self] in await self?.probe() }, dead: { [weak self] in await self?.linkLost() })
     }
 
     private func handle(_ event: ConnectionEvent) {
@@ -219,7 +215,7 @@ public actor BLEManager: BLEManagerProtocol {
             // A partial line from the old link must not glue onto the new one.
             framer.reset()
             hub.resetDeviceState()
-            watchdog?.cancel()
+            liveness.stop()
             // Bluetooth going away was already shown as an error; a drop is "reconnecting".
             if hasConnected, !Self.isError(hub.state) { hub.setState(.connecting) }
         case .reconnected:
@@ -255,8 +251,8 @@ public actor BLEManager: BLEManagerProtocol {
                 continue
             }
             switch message {
-            case .reading: lastReadingAt = timeline.now
-            case .status(.pong): lastPongAt = timeline.now
+            // Readings and PONGs are the signs of life (a NOT_READY device still answers PING).
+            case .reading, .status(.pong): liveness.heard()
             default: break
             }
             hub.publish(message, calibration: calibration, at: date)
@@ -288,37 +284,11 @@ public actor BLEManager: BLEManagerProtocol {
 
     // MARK: Stale link
 
-    private func startWatchdog() {
-        watchdog?.cancel()
-        let timeline = self.timeline
-        let staleAfter = configuration.staleAfter
-        let pongTimeout = configuration.pongTimeout
-        watchdog = Task { [weak self] in
-            while !Task.isCancelled {
-                guard let self else { return }
-                let deadline = await self.lastReadingAt + staleAfter
-                if timeline.now < deadline {
-                    do { try await timeline.sleep(until: deadline) } catch { return }
-                    continue
-                }
-                let pingedAt = timeline.now
-                await self.logStale()
-                await self.sendPing()
-                do { try await timeline.sleep(until: pingedAt + pongTimeout) } catch { return }
-                if await self.answered(since: pingedAt) {
-                    // Alive but quiet (for example NOT_READY): check again after another period.
-                    await self.markAlive()
-                    continue
-                }
-                await self.linkLost()
-                return
-            }
-        }
+    /// Asks a silent device whether it is there (it answers `S:PONG`).
+    private func probe() async {
+        logger.notice("No reading for \(configuration.staleAfter); sending PING")
+        await sendPing()
     }
-
-    private func logStale() { logger.notice("No reading for \(configuration.staleAfter); sending PING") }
-    private func answered(since instant: Duration) -> Bool { lastPongAt >= instant || lastReadingAt >= instant }
-    private func markAlive() { lastReadingAt = timeline.now }
 
     /// The link is up but the device is silent: the connection drops it and reconnects by
     /// its policy, as after any lost link.

@@ -77,8 +77,8 @@ public actor TybeClient {
     private var broadcaster = Broadcaster<TybeClientEvent>(bufferSize: 4096)
     private var waiters: [UInt8: CheckedContinuation<TybeStatus?, Never>] = [:]
     private var early: [UInt8: TybeStatus] = [:]
-    private var watchdog: Task<Void, Never>?
-    private var notificationsSeen = 0
+    /// Silence longer than the status timeout drops the link (the bridge's heartbeat stopped).
+    private let liveness: LivenessWatchdog
     // Keyboard mode: frames waiting to be written (in order) and written but unanswered.
     private var keysWaiting: [KeyFrame] = []
     private var keysInFlight: [KeyFrame] = []
@@ -130,6 +130,7 @@ public actor TybeClient {
         self.bridgeName = bridgeName
         self.clock = clock
         self.statusTimeout = statusTimeout
+        self.liveness = LivenessWatchdog(clock: clock, silence: statusTimeout)
         self.window = max(1, window)
         self.keyCeiling = max(1, window)
         self.logger = logger
@@ -182,8 +183,7 @@ public actor TybeClient {
     public func reset() async {
         // Idle first, so the listener ending below is not mistaken for a dropped link.
         setLink(.idle)
-        watchdog?.cancel()
-        watchdog = nil
+        liveness.stop()
         listener?.cancel()
         listener = nil
         // State first, the await last: a link opened meanwhile is not the one cut off here.
@@ -462,25 +462,12 @@ public actor TybeClient {
     /// The bridge sends a heartbeat every 2 s: silence for longer than the status timeout
     /// means the link is dead even if the OS has not noticed (§3.4 "notification timeout").
     private func startWatchdog() {
-        watchdog?.cancel()
-        let clock = self.clock, timeout = statusTimeout
-        watchdog = Task { [weak self] in
-            var seen = await self?.notificationsSeen ?? 0
-            while !Task.isCancelled {
-                do { try await clock.sleep(for: timeout) } catch { return }
-                guard let self else { return }
-                let now = await self.notificationsSeen
-                if now == seen {
-                    await self.dropLink("no status notification for \(timeout)")
-                    return
-                }
-                seen = now
-            }
-        }
+        let timeout = statusTimeout
+        liveness.start(dead: { [weak self] in await self?.dropLink("no status notification for \(timeout)") })
     }
 
     private func received(_ data: Data) {
-        notificationsSeen &+= 1
+        liveness.heard()
         guard let status = TybeStatus(data) else {
             logger.warning("Ignoring a \(data.count)-byte status")
             return
@@ -513,8 +500,7 @@ public actor TybeClient {
         logger.warning("Dropping the link: \(why)")
         emit(.problem(why))
         setLink(.failed)
-        watchdog?.cancel()
-        watchdog = nil
+        liveness.stop()
         listener?.cancel()
         listener = nil
         let closing = connection

@@ -1,0 +1,79 @@
+import Clocks
+import Foundation
+import Testing
+@testable import TetherCore
+
+/// The silence detector GripFit's PING and Tybe's heartbeat share, on a test clock.
+@Suite("Liveness watchdog", .timeLimit(.minutes(1)))
+struct LivenessWatchdogTests {
+    /// Records when `dead` and `probe` ran, in virtual time.
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var events: [(String, Duration)] = []
+        var answers = true
+        func record(_ what: String, _ at: Duration) { lock.withLock { events.append((what, at)) } }
+        var all: [(String, Duration)] { lock.withLock { events } }
+        func setAnswers(_ value: Bool) { lock.withLock { answers = value } }
+        var answering: Bool { lock.withLock { answers } }
+    }
+
+    /// Advances `clock` in 10 ms steps for `duration`, letting the watchdog's task run.
+    func advance(_ clock: TestClock<Duration>, _ duration: Duration) async {
+        var left = duration
+        while left > .zero {
+            for _ in 0..<5 { await Task.yield() }
+            await clock.advance(by: .milliseconds(10))
+            left -= .milliseconds(10)
+        }
+        for _ in 0..<5 { await Task.yield() }
+    }
+
+    @Test func silenceWithoutAProbeIsDeathAtTheDeadlineOnce() async {
+        let clock = TestClock<Duration>()
+        let timeline = Timeline(clock: clock)
+        let log = Log()
+        let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(3))
+        watchdog.start(dead: { log.record("dead", timeline.now) })
+        await advance(clock, .seconds(2))
+        watchdog.heard()                       // at 2 s: the deadline moves to 5 s
+        await advance(clock, .milliseconds(2_900))
+        #expect(log.all.isEmpty)
+        await advance(clock, .seconds(5))
+        #expect(log.all.count == 1)
+        let at = log.all.first?.1 ?? .zero
+        #expect(at >= .seconds(5) && at <= .milliseconds(5_020), "\(at)")
+    }
+
+    @Test func anAnsweredProbeKeepsTheLinkAndAnUnansweredOneEndsIt() async {
+        let clock = TestClock<Duration>()
+        let timeline = Timeline(clock: clock)
+        let log = Log()
+        let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(2), probeWindow: .seconds(2))
+        watchdog.start(probe: {
+            log.record("probe", timeline.now)
+            if log.answering { watchdog.heard() }
+        }, dead: { log.record("dead", timeline.now) })
+        await advance(clock, .seconds(5))
+        // Probed at 2 s and answered; probed again 2 s after the answer.
+        #expect(log.all.map(\.0) == ["probe", "probe"])
+        log.setAnswers(false)
+        await advance(clock, .seconds(6))
+        let names = log.all.map(\.0)
+        #expect(names.last == "dead")
+        #expect(names.filter { $0 == "dead" }.count == 1)
+        let probe = log.all.last { $0.0 == "probe" }?.1 ?? .zero
+        let dead = log.all.last?.1 ?? .zero
+        #expect(dead - probe >= .seconds(2) && dead - probe <= .milliseconds(2_020), "dead \(dead) after a probe at \(probe)")
+    }
+
+    @Test func aStoppedWatchdogSaysNothing() async {
+        let clock = TestClock<Duration>()
+        let log = Log()
+        let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(1))
+        watchdog.start(dead: { log.record("dead", .zero) })
+        await advance(clock, .milliseconds(500))
+        watchdog.stop()
+        await advance(clock, .seconds(3))
+        #expect(log.all.isEmpty)
+    }
+}

@@ -23,9 +23,9 @@ private let everyBLEError: [BLEError] =
         .pairingFailed(.insufficientAuthorization),
         .pairingFailed(.pairingInformationRemoved),
         .pairingFailed(.insufficientEncryption),
-        .writeFailed("w"),
-        .readFailed("r"),
-        .subscriptionFailed("s"),
+        .writeFailed(.other("w")),
+        .readFailed(.other("r")),
+        .subscriptionFailed(.other("s")),
         .reconnectFailed(attempts: 3),
         .cancelled,
         .invalidRequest("unknown characteristic"),
@@ -115,8 +115,9 @@ struct BLEErrorTests {
     @Test("A non-pairing ATT error goes to the fallback with its description", arguments: [UInt8(1), 2, 3, 6, 0x0C, 0x80, 0xFF])
     func fromNonPairingATT(code: UInt8) {
         let att = ATTError(code)
-        #expect(BLEError.from(.att(att), otherwise: BLEError.writeFailed) == .writeFailed(att.description))
-        #expect(BLEError.from(.att(att), otherwise: BLEError.readFailed) == .readFailed(att.description))
+        #expect(BLEError.from(.att(att), otherwise: BLEError.writeFailed) == .writeFailed(.att(att)))
+        #expect(BLEError.from(.att(att), otherwise: BLEError.writeFailed).attError == att)
+        #expect(BLEError.from(.att(att), otherwise: BLEError.readFailed) == .readFailed(.att(att)))
     }
 
     @Test("encryptionFailed becomes pairingFailed(.insufficientEncryption)")
@@ -138,7 +139,7 @@ struct BLEErrorTests {
             .invalidHandle, .other("weird"),
         ])
     func fromOther(error: DriverError) {
-        #expect(BLEError.from(error, otherwise: BLEError.connectionFailed) == .connectionFailed(error.description))
+        #expect(BLEError.from(error, otherwise: { .connectionFailed($0.description) }) == .connectionFailed(error.description))
     }
 
     // MARK: Descriptions

@@ -212,9 +212,9 @@ struct MockTransportTests {
     func writeError() async throws {
         let mock = MockTransport(writeCharacteristic: rxPath)
         try await mock.connect()
-        await mock.setWriteError(.writeFailed("ATT error 3"))
-        await #expect(throws: BLEError.writeFailed("ATT error 3")) { try await mock.send(Data([1])) }
-        await #expect(throws: BLEError.writeFailed("ATT error 3")) {
+        await mock.setWriteError(.writeFailed(.att(ATTError(3))))
+        await #expect(throws: BLEError.writeFailed(.att(ATTError(3)))) { try await mock.send(Data([1])) }
+        await #expect(throws: BLEError.writeFailed(.att(ATTError(3)))) {
             try await mock.write(Data([2]), to: batteryLevel, type: .withoutResponse)
         }
         #expect(await mock.sentData.isEmpty)
@@ -239,7 +239,7 @@ struct MockTransportTests {
         try await mock.connect()
         #expect(try await mock.read(batteryLevel) == Data([87]))
         #expect(try await mock.read(rxPath) == Data("fw-1.2".utf8))
-        await #expect(throws: BLEError.readFailed("no value set in the mock")) {
+        await #expect(throws: BLEError.readFailed(.other("no value set in the mock"))) {
             try await mock.read(heartRateMeasurement)
         }
         await mock.setReadValue(Data([42]), for: batteryLevel)

@@ -48,7 +48,7 @@ struct CoreBluetoothDriverTests {
         #expect(map(CBErrorDomain, CBError.Code.peripheralDisconnected.rawValue) == .peripheralDisconnected)
         #expect(map(CBErrorDomain, CBError.Code.connectionFailed.rawValue) == .connectionFailed("text"))
         #expect(map(CBErrorDomain, CBError.Code.encryptionTimedOut.rawValue) == .encryptionFailed)
-        #expect(BLEError.from(map(CBErrorDomain, CBError.Code.peerRemovedPairingInformation.rawValue)!, otherwise: BLEError.connectionFailed) == .pairingFailed(.pairingInformationRemoved))
+        #expect(BLEError.from(map(CBErrorDomain, CBError.Code.peerRemovedPairingInformation.rawValue)!, otherwise: { .connectionFailed($0.description) }) == .pairingFailed(.pairingInformationRemoved))
         #expect(map("SomeOtherDomain", 1) == .other("text"))
         #expect(CoreBluetoothDriver.driverError(nil) == nil)
     }

@@ -70,7 +70,7 @@ struct OperationTests {
 
     @Test(arguments: [(UInt8(5), BLEError.pairingFailed(.insufficientAuthentication)),
                       (15, .pairingFailed(.insufficientEncryption)),
-                      (3, .writeFailed("ATT error 3 (writeNotPermitted)"))])
+                      (3, .writeFailed(.att(ATTError(3))))])
     func writeErrorsMapToBLEErrors(code: UInt8, expected: BLEError) async throws {
         let h = await Harness()
         let connection = try await h.connected()

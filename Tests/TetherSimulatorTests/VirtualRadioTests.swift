@@ -94,7 +94,8 @@ struct VirtualRadioTests {
         await h.radio.inject(FaultRule(.read, on: EchoPeripheral.info, action: .error(.readNotPermitted), count: 2))
         for _ in 0..<2 {
             let error = try await h.error { _ = try await connection.read(EchoPeripheral.info) }
-            #expect(error == .readFailed("ATT error 2 (readNotPermitted)"))
+            #expect(error == .readFailed(.att(ATTError(2))))
+            #expect(error?.attError == ATTError(2))
         }
         let value = try await h.run { try await connection.read(EchoPeripheral.info) }
         #expect(!value.isEmpty)

@@ -234,7 +234,7 @@ struct EmulatorBridgeTests {
         #expect(TybeConfig(try await world.read(TybeGATT.config))?.esbChannel == 77)
 
         for bad in [Data([101]), Data([0xFF]), Data([5, 5]), Data()] {
-            await #expect(throws: BLEError.writeFailed(ATTError(0x13).description)) {
+            await #expect(throws: BLEError.writeFailed(.att(ATTError(0x13)))) {
                 try await world.write(bad, to: TybeGATT.config, type: .withResponse)
             }
         }

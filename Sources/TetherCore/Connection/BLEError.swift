@@ -47,12 +47,13 @@ public enum BLEError: Error, Hashable, Sendable {
     case disconnected(String?)
     /// The peripheral requires pairing that failed (ATT 5, 8, 14, 15).
     case pairingFailed(PairingFailureReason)
-    /// A write was rejected.
-    case writeFailed(String)
-    /// A read was rejected.
-    case readFailed(String)
-    /// A subscription was rejected.
-    case subscriptionFailed(String)
+    /// A write was rejected: the driver's error, with the ATT code when the peripheral gave
+    /// one (``attError``).
+    case writeFailed(DriverError)
+    /// A read was rejected (the driver's error, see ``attError``).
+    case readFailed(DriverError)
+    /// A subscription was rejected (the driver's error, see ``attError``).
+    case subscriptionFailed(DriverError)
     /// Automatic reconnection gave up.
     case reconnectFailed(attempts: Int)
     /// The operation was cancelled (by `disconnect()` or task cancellation).
@@ -60,18 +61,28 @@ public enum BLEError: Error, Hashable, Sendable {
     /// The call does not fit the connection's configuration (for example an unknown characteristic).
     case invalidRequest(String)
 
-    /// Maps a driver error: pairing-related ATT codes become ``pairingFailed(_:)``.
-    public static func from(_ error: DriverError, otherwise fallback: (String) -> BLEError) -> BLEError {
+    /// Maps a driver error: pairing-related ATT codes become ``pairingFailed(_:)``, Bluetooth
+    /// going away ``bluetoothUnavailable(_:)``, anything else `fallback`.
+    public static func from(_ error: DriverError, otherwise fallback: (DriverError) -> BLEError) -> BLEError {
         switch error {
         case .att(let att):
             if let reason = PairingFailureReason(att) { return .pairingFailed(reason) }
-            return fallback(att.description)
+            return fallback(error)
         case .encryptionFailed:
             return .pairingFailed(.insufficientEncryption)
         case .bluetoothUnavailable(let state):
             return .bluetoothUnavailable(state)
         default:
-            return fallback(error.description)
+            return fallback(error)
+        }
+    }
+
+    /// The ATT error the peripheral answered with, when a read, write or subscription was
+    /// refused with one: what a client matches on instead of a message.
+    public var attError: ATTError? {
+        switch self {
+        case .writeFailed(.att(let att)), .readFailed(.att(let att)), .subscriptionFailed(.att(let att)): att
+        default: nil
         }
     }
 }

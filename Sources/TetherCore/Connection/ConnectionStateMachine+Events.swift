@@ -8,7 +8,7 @@ extension ConnectionStateMachine {
             didConnect()
         case .failedToConnect(_, let error):
             if case .connecting = state {
-                failAttempt(error.map { BLEError.from($0, otherwise: BLEError.connectionFailed) } ?? .connectionFailed("unknown"))
+                failAttempt(error.map { BLEError.from($0, otherwise: { .connectionFailed($0.description) }) } ?? .connectionFailed("unknown"))
             }
         case .disconnected(_, let error, let isReconnecting):
             didDisconnect(error: error, isReconnecting: isReconnecting)
@@ -107,7 +107,7 @@ extension ConnectionStateMachine {
     }
 
     func didDisconnect(error: DriverError?, isReconnecting: Bool) {
-        let bleError = error.map { BLEError.from($0, otherwise: { BLEError.disconnected($0) }) }
+        let bleError = error.map { BLEError.from($0, otherwise: { .disconnected($0.description) }) }
         switch state {
         case .idle, .waitingForBluetooth, .restoringState:
             return
@@ -176,7 +176,7 @@ extension ConnectionStateMachine {
     func didDiscoverServices(_ found: [GATTService], error: DriverError?) {
         guard case .discoveringServices(let timer) = state else { return }
         if let error {
-            failAttempt(BLEError.from(error, otherwise: BLEError.connectionFailed))
+            failAttempt(BLEError.from(error, otherwise: { .connectionFailed($0.description) }))
             return
         }
         services = found
@@ -203,7 +203,7 @@ extension ConnectionStateMachine {
     func didDiscoverCharacteristics(_ found: [GATTCharacteristic], for service: BluetoothUUID, error: DriverError?) {
         guard case .discoveringCharacteristics(let timer, var pending) = state else { return }
         if let error {
-            failAttempt(BLEError.from(error, otherwise: BLEError.connectionFailed))
+            failAttempt(BLEError.from(error, otherwise: { .connectionFailed($0.description) }))
             return
         }
         for characteristic in found { characteristics[characteristic.path] = characteristic }

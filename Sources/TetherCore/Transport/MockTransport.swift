@@ -98,7 +98,7 @@ public actor MockTransport: DeviceTransport {
     /// Returns `readValues[characteristic]`, or throws `readFailed`.
     public func read(_ characteristic: CharacteristicPath) async throws -> Data {
         guard isConnected else { throw BLEError.notConnected }
-        guard let value = readValues[characteristic] else { throw BLEError.readFailed("no value set in the mock") }
+        guard let value = readValues[characteristic] else { throw BLEError.readFailed(.other("no value set in the mock")) }
         return value
     }
 

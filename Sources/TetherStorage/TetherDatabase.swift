@@ -77,8 +77,8 @@ public enum TetherDatabase {
     }
 
     /// How every store opens its database: ``open(path:access:migrator:)`` for a file (a
-    /// read-write open migrates it, a read-only one needs `table` to be there), or, with no
-    /// path, a private in-memory database brought up to date.
+    /// read-write open migrates it; either way `table` must then be there), or, with no path, a
+    /// private in-memory database brought up to date (`access` does not apply to it).
     ///
     /// - Parameter holding: what the store keeps, for the error when a file is someone else's
     ///   ("GripFit sessions").
@@ -89,9 +89,10 @@ public enum TetherDatabase {
             try migrator.migrate(queue)
             return queue
         }
-        // Migrated by the open (read-write), where racing processes are retried.
+        // Migrated by the open (read-write), where racing processes are retried; a migration
+        // recorded over a table that is gone (a partial copy) is caught here too.
         let queue = try open(path: path, access: access, migrator: migrator)
-        if access == .readOnly, try !queue.read({ try $0.tableExists(table) }) {
+        if try !queue.read({ try $0.tableExists(table) }) {
             throw TetherStorageError("\(path) holds no \(holding) (another program's database, or an empty file)")
         }
         return queue

@@ -48,6 +48,8 @@ public final class TybeBridgeEmulator: PeripheralBehavior {
     public private(set) var framesReceived = 0
     /// Every status notification sent, in order.
     public private(set) var statusesSent: [TybeStatus] = []
+    /// False: the firmware is wedged and sends no heartbeat (a link that is up but silent).
+    public var sendsHeartbeats = true
     /// The seq of the last frame accepted (any connection); heartbeats report it.
     public private(set) var lastSeq: UInt8?
     /// The ESB channel (Config writes change it).
@@ -239,6 +241,7 @@ public final class TybeBridgeEmulator: PeripheralBehavior {
     // MARK: Status
 
     private func heartbeatTick() {
+        guard sendsHeartbeats else { return }
         // The heartbeat doubles as the ESB keep-alive: without it an idle dongle would look unlinked.
         reportStatus(probing: true)
     }

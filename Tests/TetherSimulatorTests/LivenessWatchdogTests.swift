@@ -53,9 +53,12 @@ struct LivenessWatchdogTests {
             log.record("probe", timeline.now)
             if log.answering { watchdog.heard() }
         }, dead: { log.record("dead", timeline.now) })
-        await advance(clock, .seconds(5))
-        // Probed at 2 s and answered; probed again 2 s after the answer.
+        await advance(clock, .seconds(7))
+        // Probed at 2 s and answered; the next period starts when the window ends (4 s): probed
+        // again at 6 s.
         #expect(log.all.map(\.0) == ["probe", "probe"])
+        let probes = log.all.map(\.1)
+        #expect(probes.count == 2 && probes[1] - probes[0] >= .seconds(4) && probes[1] - probes[0] <= .milliseconds(4_030), "\(probes)")
         log.setAnswers(false)
         await advance(clock, .seconds(6))
         let names = log.all.map(\.0)
@@ -64,6 +67,19 @@ struct LivenessWatchdogTests {
         let probe = log.all.last { $0.0 == "probe" }?.1 ?? .zero
         let dead = log.all.last?.1 ?? .zero
         #expect(dead - probe >= .seconds(2) && dead - probe <= .milliseconds(2_020), "dead \(dead) after a probe at \(probe)")
+    }
+
+    @Test func aWatchdogStartsAgainAfterADeath() async {
+        let clock = TestClock<Duration>()
+        let timeline = Timeline(clock: clock)
+        let log = Log()
+        let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(1))
+        watchdog.start(dead: { log.record("dead", timeline.now) })
+        await advance(clock, .seconds(2))
+        #expect(log.all.count == 1)
+        watchdog.start(dead: { log.record("dead again", timeline.now) })
+        await advance(clock, .seconds(2))
+        #expect(log.all.map(\.0) == ["dead", "dead again"])
     }
 
     @Test func aStoppedWatchdogSaysNothing() async {

@@ -214,6 +214,25 @@ struct TybeClientTests {
         #expect(await world.bridge.statusesSent.allSatisfy { $0.errorCode != TybeStatusCode.duplicateSeq.rawValue })
     }
 
+    @Test func aBridgeWhoseHeartbeatStopsIsDroppedAfterAPeriodAndTheStatusTimeout() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        let events = await client.events()
+        let bridge = world.bridge
+        await { @SimulationActor in bridge.sendsHeartbeats = false }()
+        let start = world.radio.timeline.now
+        let problem = try await world.run { () -> String? in
+            for await event in events { if case .problem(let text) = event { return text } }
+            return nil
+        }
+        #expect(problem?.hasPrefix("no status notification for") == true, "\(problem ?? "")")
+        #expect(await client.linkState == .failed)
+        // The last heartbeat came at most 2 s before the switch; 2 s + the 3 s status timeout after it.
+        let waited = world.radio.timeline.now - start
+        #expect(waited >= .seconds(3) && waited <= .milliseconds(5_050), "\(waited)")
+    }
+
     @Test func aMissingStatusDropsTheLinkAndTheNextActionReconnects() async throws {
         let world = await TybeWorld()
         let client = world.client

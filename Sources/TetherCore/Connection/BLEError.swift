@@ -78,7 +78,8 @@ public enum BLEError: Error, Hashable, Sendable {
     }
 
     /// The ATT error the peripheral answered with, when a read, write or subscription was
-    /// refused with one: what a client matches on instead of a message.
+    /// refused with one: what a client matches on instead of a message. (Codes 5, 8, 14 and 15
+    /// are ``pairingFailed(_:)``, whose reason names them.)
     public var attError: ATTError? {
         switch self {
         case .writeFailed(.att(let att)), .readFailed(.att(let att)), .subscriptionFailed(.att(let att)): att

@@ -3,11 +3,12 @@ import Foundation
 /// Notices a link that is up but silent: a device that should speak every so often (GripFit's
 /// readings, Tybe's heartbeat) and has stopped, although the operating system has not noticed.
 ///
-/// The client calls ``heard()`` for every sign of life. When ``silence`` passes without one,
-/// the watchdog asks the device (the optional `probe`, GripFit's `CMD:PING`), waits ``probeWindow``
-/// for a sign, and if none came calls `dead` once and stops — where a client calls
-/// ``ConnectionStateMachine/linkLost(reason:)``. An answered probe starts a new period. Time
-/// comes from the injected clock.
+/// The client calls ``heard()`` for every sign of life it counts. When ``silence`` passes
+/// without one, the watchdog asks the device (the optional `probe`, GripFit's `CMD:PING`),
+/// waits ``probeWindow`` for a sign, and if none came calls `dead` once and stops: where a
+/// client calls ``ConnectionStateMachine/linkLost(reason:)`` (GripFit) or drops the link itself
+/// (Tybe). An answered probe starts a new period of silence when its window ends. Time comes
+/// from the injected clock.
 public final class LivenessWatchdog: @unchecked Sendable {
     /// How long the link may stay silent.
     public let silence: Duration
@@ -30,7 +31,8 @@ public final class LivenessWatchdog: @unchecked Sendable {
 
     deinit { task?.cancel() }
 
-    /// Records a sign of life (any notification the device sends).
+    /// Records a sign of life (what counts is the client's choice: GripFit counts readings and
+    /// PONGs, Tybe every status).
     public func heard() {
         let now = timeline.now
         lock.withLock { lastHeard = max(lastHeard, now) }
@@ -58,7 +60,11 @@ public final class LivenessWatchdog: @unchecked Sendable {
                         await probe()
                         do { try await timeline.sleep(until: probedAt + window) } catch { return }
                         guard let self else { return }
-                        if self.lastSign() >= probedAt { continue }
+                        if self.lastSign() >= probedAt {
+                            // Alive but quiet: the next period starts now.
+                            self.heard()
+                            continue
+                        }
                     }
                     guard !Task.isCancelled else { return }
                     await dead()

@@ -78,6 +78,8 @@ public actor TybeClient {
     private var waiters: [UInt8: CheckedContinuation<TybeStatus?, Never>] = [:]
     private var early: [UInt8: TybeStatus] = [:]
     /// Silence longer than the status timeout drops the link (the bridge's heartbeat stopped).
+    /// How often the bridge sends a status by itself (wire protocol: a heartbeat every 2 s).
+    static let heartbeatInterval: Duration = .seconds(2)
     private let liveness: LivenessWatchdog
     // Keyboard mode: frames waiting to be written (in order) and written but unanswered.
     private var keysWaiting: [KeyFrame] = []
@@ -130,7 +132,8 @@ public actor TybeClient {
         self.bridgeName = bridgeName
         self.clock = clock
         self.statusTimeout = statusTimeout
-        self.liveness = LivenessWatchdog(clock: clock, silence: statusTimeout)
+        // A heartbeat every 2 s, each allowed the status timeout to arrive.
+        self.liveness = LivenessWatchdog(clock: clock, silence: statusTimeout + Self.heartbeatInterval)
         self.window = max(1, window)
         self.keyCeiling = max(1, window)
         self.logger = logger
@@ -147,6 +150,8 @@ public actor TybeClient {
     /// Opens the link without sending a frame (the Connect button).
     public func connect() async throws {
         if let connection, await connection.isConnected { return }
+        // An earlier link's watchdog must not judge this one.
+        liveness.stop()
         setLink(.connecting)
         do {
             let peripheral: DiscoveredPeripheral
@@ -459,11 +464,18 @@ public actor TybeClient {
         return nextSeq
     }
 
-    /// The bridge sends a heartbeat every 2 s: silence for longer than the status timeout
-    /// means the link is dead even if the OS has not noticed (§3.4 "notification timeout").
+    /// The bridge sends a heartbeat every 2 s: no status for a heartbeat period plus the status
+    /// timeout means the link is dead even if the OS has not noticed (§3.4 "notification
+    /// timeout").
     private func startWatchdog() {
-        let timeout = statusTimeout
-        liveness.start(dead: { [weak self] in await self?.dropLink("no status notification for \(timeout)") })
+        let silence = liveness.silence
+        liveness.start(dead: { [weak self] in await self?.heartbeatStopped(after: silence) })
+    }
+
+    /// The watchdog found the link silent: drop it, unless it is no longer the link watched.
+    private func heartbeatStopped(after silence: Duration) async {
+        guard linkState == .connected else { return }
+        await dropLink("no status notification for \(silence)")
     }
 
     private func received(_ data: Data) {
@@ -488,6 +500,7 @@ public actor TybeClient {
     }
 
     private func linkEnded() {
+        liveness.stop()
         if linkState == .connected {
             setLink(.failed)
             emit(.problem("the link to the bridge dropped"))

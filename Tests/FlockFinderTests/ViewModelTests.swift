@@ -10,7 +10,7 @@ struct FlockFinderViewModelTests {
     @MainActor @Test func followsTheClientCountsByTypeAndFiltersByConfidence() async throws {
         let world = try await ClientWorld()
         let model = FlockFinderViewModel(client: world.client, detectionLimit: 3)
-        model.start()
+        await model.start()
         try await world.connect()
         await world.emulator {
             $0.add(.raven(path: FlockEmitter.fixed(10)))        // BLE: 0.85

@@ -82,7 +82,7 @@ struct GripTestViewModelTests {
         let manager = MockBLEManager(clock: clock, now: now)
         let store = InMemoryGripSessionStore()
         let model = GripTestViewModel(manager: manager, store: store, chartWindow: 20, now: now)
-        model.start()
+        await model.start()
         /// Advances virtual time in 10 ms steps until `condition` holds (at most `limit`).
         func until(_ what: String, limit: Duration = .seconds(20), _ condition: () -> Bool) async throws {
             var waited = Duration.zero

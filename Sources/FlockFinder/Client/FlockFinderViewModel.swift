@@ -53,21 +53,27 @@ public final class FlockFinderViewModel {
         self.streamLimit = max(1, streamLimit)
     }
 
-    /// Follows the client until ``stop()``. Idempotent.
-    public func start() {
+    /// Follows the client until ``stop()``; every stream is subscribed before it returns.
+    /// Idempotent.
+    public func start() async {
         guard tasks.isEmpty else { return }
-        let client = self.client
+        let states = await client.connectionStates()
+        let devices = await client.deviceUpdates()
+        let detections = await client.detections()
+        let stream = await client.streamUpdates()
+        // Another start() may have finished while this one waited.
+        guard tasks.isEmpty else { return }
         tasks.add(Task { [weak self] in
-            for await state in await client.connectionStates() { await self?.apply(state) }
+            for await state in states { await self?.apply(state) }
         })
         tasks.add(Task { [weak self] in
-            for await devices in await client.deviceUpdates() { self?.devices = devices }
+            for await list in devices { self?.devices = list }
         })
         tasks.add(Task { [weak self] in
-            for await received in await client.detections() { await self?.apply(received) }
+            for await received in detections { await self?.apply(received) }
         })
         tasks.add(Task { [weak self] in
-            for await event in await client.streamUpdates() { await self?.apply(event) }
+            for await event in stream { await self?.apply(event) }
         })
     }
 

@@ -11,7 +11,7 @@ import TetherCore
 ///
 /// ```swift
 /// @State var model = GripTestViewModel(manager: MockBLEManager())
-/// // .task { model.start(); await model.startScanning() }
+/// // .task { await model.start(); await model.startScanning() }
 /// ```
 @Observable
 @MainActor
@@ -79,22 +79,28 @@ public final class GripTestViewModel {
         self.detector = SqueezeDetector(threshold: squeezeThreshold)
     }
 
-    /// Follows the manager's states, devices, readings and statuses until ``stop()``.
+    /// Follows the manager's states, devices, readings and statuses until ``stop()``; every
+    /// stream is subscribed before it returns, so nothing that happens after is missed.
     /// Idempotent.
-    public func start() {
+    public func start() async {
         guard tasks.isEmpty else { return }
-        let manager = self.manager
+        let states = await manager.connectionStates()
+        let devices = await manager.discoveredDeviceUpdates()
+        let readings = await manager.readings()
+        let statuses = await manager.statuses()
+        // Another start() may have finished while this one waited.
+        guard tasks.isEmpty else { return }
         tasks.add(Task { [weak self] in
-            for await state in await manager.connectionStates() { await self?.apply(state) }
+            for await state in states { await self?.apply(state) }
         })
         tasks.add(Task { [weak self] in
-            for await devices in await manager.discoveredDeviceUpdates() { self?.devices = devices }
+            for await list in devices { self?.devices = list }
         })
         tasks.add(Task { [weak self] in
-            for await reading in await manager.readings() { self?.apply(reading) }
+            for await reading in readings { self?.apply(reading) }
         })
         tasks.add(Task { [weak self] in
-            for await status in await manager.statuses() { await self?.apply(status) }
+            for await status in statuses { await self?.apply(status) }
         })
     }
 

@@ -57,23 +57,25 @@ public final class KiroViewModel {
         self.now = now
     }
 
-    /// Follows the session (and the connection's phase) until ``stop()``. Idempotent.
-    public func start() {
+    /// Follows the session (and the connection's phase) until ``stop()``; the streams are
+    /// subscribed, and the current selection and phase read, before it returns. Idempotent.
+    public func start() async {
         guard tasks.isEmpty else { return }
-        let session = self.session
+        // Subscribed before the current values are read: a later change is an event.
+        let events = await session.events()
+        let linkEvents = await connection?.events()
+        let selected = await session.selectedTaskId
+        let current = await connection?.phase
+        // Another start() may have finished while this one waited.
+        guard tasks.isEmpty else { return }
+        selectedTaskId = selected
+        if let current { phase = current }
         tasks.add(Task { [weak self] in
-            let events = await session.events()
-            let selected = await session.selectedTaskId
-            self?.selectedTaskId = selected
             for await event in events { await self?.apply(event) }
         })
-        if let connection {
+        if let linkEvents {
             tasks.add(Task { [weak self] in
-                // Subscribed before the current phase is read: a later change is an event.
-                let events = await connection.events()
-                let current = await connection.phase
-                self?.phase = current
-                for await event in events {
+                for await event in linkEvents {
                     if case .phaseChanged(let phase) = event { self?.phase = phase }
                 }
             })

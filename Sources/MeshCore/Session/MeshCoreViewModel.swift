@@ -60,16 +60,18 @@ public final class MeshCoreViewModel {
         self.messageLimit = max(1, messageLimit)
     }
 
-    /// Follows the manager until ``stop()``. Idempotent.
-    public func start() {
+    /// Follows the manager until ``stop()``; its events are subscribed, and its current state
+    /// read, before it returns. Idempotent.
+    public func start() async {
         guard tasks.isEmpty else { return }
-        let manager = self.manager
+        // Subscribed before the current state is read: a later change is an event.
+        let events = await manager.events()
+        // Another start() may have finished while this one waited.
+        guard tasks.isEmpty else { return }
         tasks.add(Task { [weak self] in
-            // Subscribed before the current state is read: a later change is an event.
-            let events = await manager.events()
-            await self?.refresh()
             for await event in events { await self?.apply(event) }
         })
+        await refresh()
     }
 
     /// Stops following.

@@ -189,7 +189,7 @@ public actor DetectionStore: DetectionRecorder {
         for stored in try chronological() {
             let detection = stored.detection
             let fields = [
-                Self.iso8601(stored.receivedAt),
+                Timestamp.string(from: stored.receivedAt),
                 Self.csvText(detection.type.name),
                 String(detection.rssi),
                 FirmwareJSONWriter.formatNumber(detection.confidence),
@@ -224,19 +224,19 @@ public actor DetectionStore: DetectionRecorder {
 
     /// All stored detections as a pretty-printed JSON array, oldest first, with sorted keys.
     ///
-    /// Each element is flat: `id`, `receivedAt` (ISO 8601 UTC with milliseconds), `type`,
-    /// `rssi`, `confidence`, `proximity`, `mac`, `ssid`, `deviceUptimeMs`, `latitude`,
-    /// `longitude`, `horizontalAccuracy`; absent values are `null`. Read it back with
-    /// ``decodeJSONExport(_:)``.
+    /// Each element is a `DetectionRecord` (`"type":"detection"`, the schema `tether flock
+    /// watch`, `history` and `parse` print), with its `id`, `receivedAt` and location. Read it
+    /// back with ``decodeJSONExport(_:)`` (exports of earlier versions, whose `type` was the
+    /// detection type, read too).
     public func exportJSON() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(try chronological().map(DetectionRecord.init))
+        return try encoder.encode(try chronological().map { DetectionRecord($0) })
     }
 
     /// Reads an ``exportJSON()`` document back (receipt times to the millisecond).
     public static func decodeJSONExport(_ data: Data) throws -> [StoredDetection] {
-        try JSONDecoder().decode([DetectionRecord].self, from: data).map { try $0.stored() }
+        try JSONDecoder().decode([DetectionRecord].self, from: data).map { try $0.storedDetection() }
     }
 
     // MARK: - Helpers
@@ -247,12 +247,6 @@ public actor DetectionStore: DetectionRecorder {
 
     private static func clampedConfidence(_ value: Double) -> Double? {
         value.isNaN ? nil : min(max(value, 0), 1)
-    }
-
-    private static let iso8601Style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
-    static func iso8601(_ date: Date) -> String {
-        date.formatted(iso8601Style)
     }
 
     private static var migrator: DatabaseMigrator {
@@ -345,75 +339,3 @@ private struct DetectionRow: Codable, FetchableRecord, MutablePersistableRecord 
     }
 }
 
-/// A stored detection flattened for export: one element of ``DetectionStore/exportJSON()``, and
-/// the line `tether flock history --json` prints.
-public struct DetectionRecord: Codable, Sendable, Hashable {
-    public var id: Int64
-    public var receivedAt: String
-    public var type: String
-    public var rssi: Int
-    public var confidence: Double
-    public var proximity: Proximity
-    public var mac: String?
-    public var ssid: String?
-    public var deviceUptimeMs: UInt64?
-    public var latitude: Double?
-    public var longitude: Double?
-    public var horizontalAccuracy: Double?
-
-    /// Flattens a stored detection.
-    public init(_ stored: StoredDetection) {
-        id = stored.id
-        receivedAt = DetectionStore.iso8601(stored.receivedAt)
-        type = stored.detection.type.name
-        rssi = stored.detection.rssi
-        confidence = stored.detection.confidence
-        proximity = stored.detection.proximity
-        mac = stored.detection.mac
-        ssid = stored.detection.ssid
-        deviceUptimeMs = stored.detection.deviceUptimeMs
-        latitude = stored.location?.latitude
-        longitude = stored.location?.longitude
-        horizontalAccuracy = stored.location?.horizontalAccuracy
-    }
-
-    func stored() throws -> StoredDetection {
-        let date = try Date(receivedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        let location: Location? =
-            if let latitude, let longitude {
-                Location(latitude: latitude, longitude: longitude, horizontalAccuracy: horizontalAccuracy)
-            } else {
-                nil
-            }
-        return StoredDetection(
-            id: id,
-            detection: Detection(
-                type: DetectionType(name: type),
-                rssi: rssi,
-                confidence: confidence,
-                mac: mac,
-                ssid: ssid,
-                deviceUptimeMs: deviceUptimeMs
-            ),
-            receivedAt: date,
-            location: location
-        )
-    }
-
-    /// Writes absent values as explicit nulls so every element has every key.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(receivedAt, forKey: .receivedAt)
-        try container.encode(type, forKey: .type)
-        try container.encode(rssi, forKey: .rssi)
-        try container.encode(confidence, forKey: .confidence)
-        try container.encode(proximity, forKey: .proximity)
-        try container.encode(mac, forKey: .mac)
-        try container.encode(ssid, forKey: .ssid)
-        try container.encode(deviceUptimeMs, forKey: .deviceUptimeMs)
-        try container.encode(latitude, forKey: .latitude)
-        try container.encode(longitude, forKey: .longitude)
-        try container.encode(horizontalAccuracy, forKey: .horizontalAccuracy)
-    }
-}

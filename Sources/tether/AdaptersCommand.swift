@@ -34,7 +34,7 @@ struct AdaptersCommand: AsyncParsableCommand {
         for driver in drivers {
             let (rows, busFailed) = await Self.adapters(of: driver)
             failed = failed || busFailed
-            for row in rows { print(json ? try jsonLine(row) : row.text) }
+            for row in rows { print(json ? jsonLine(row) : row.text) }
         }
         flushOutput()
         // Only a driver asked for by name makes its failure the command's.
@@ -118,8 +118,9 @@ struct AdaptersCommand: AsyncParsableCommand {
     #endif
 }
 
-/// One adapter, or a driver without any (then `reason` says why).
+/// An `adapter` record: one adapter, or a driver without any (then `reason` says why).
 struct AdapterRow: Encodable {
+    var type = "adapter"
     let driver: String
     var name: String?
     var address: String?

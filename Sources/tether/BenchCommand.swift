@@ -145,8 +145,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func report(_ name: String, _ value: Double, _ unit: String) {
         if json {
-            struct Figure: Encodable { let name: String; let value: Double; let unit: String }
-            print((try? jsonLine(Figure(name: name, value: (value * 10_000).rounded() / 10_000, unit: unit))) ?? "")
+            struct Figure: Encodable { var type = "figure"; let name: String; let value: Double; let unit: String }
+            print(jsonLine(Figure(name: name, value: (value * 10_000).rounded() / 10_000, unit: unit)))
         } else {
             print(pad(name, 44) + String(format: "%12.4f  ", value) + unit)
         }

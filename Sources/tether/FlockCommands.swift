@@ -78,7 +78,7 @@ extension FlockCommands {
                 } ?? DetectionStore.inMemory()
                 let detections = try await store.detections(type: type.map(DetectionType.init(name:)), since: sinceDate)
                 for stored in detections {
-                    print(json ? try jsonLine(DetectionRecord(stored)) : FlockStory.describe(stored.detection, at: stored.receivedAt))
+                    print(json ? jsonLine(DetectionRecord(stored)) : FlockStory.describe(stored.detection, at: stored.receivedAt))
                 }
                 if !json {
                     let counts = try await store.countsByType().sorted { $0.value > $1.value }
@@ -165,7 +165,7 @@ extension FlockCommands {
 
         private func report(_ message: FlockMessage) throws {
             if json {
-                    print(try jsonLine(FlockParseReport(message)))
+                    print(jsonLine(FlockParseReport(message)))
                 } else {
                     switch message {
                     case .detection(let detection): print(FlockStory.describe(detection, at: nil))

@@ -33,7 +33,7 @@ struct FlockStory {
             var outcome = Outcome()
             for await received in detections {
                 outcome.detections.append(received)
-                let line = json ? ((try? jsonLine(FlockWatchLine(received))) ?? "") : Self.describe(received.detection, at: received.receivedAt) + Self.storageNote(received)
+                let line = json ? jsonLine(watchRecord(received)) : Self.describe(received.detection, at: received.receivedAt) + Self.storageNote(received)
                 if let timeline { timeline.info(line) } else { print(line) }
                 flushOutput()
             }
@@ -97,30 +97,10 @@ struct FlockStory {
     }
 }
 
-/// One detection under `watch --json`.
-struct FlockWatchLine: Encodable {
-    let receivedAt: String
-    let type: String
-    let proximity: String
-    let rssi: Int
-    let confidence: Double
-    let mac: String?
-    let ssid: String?
-    let ts: UInt64?
-    let stored: Bool
-    /// Why it was not stored when storing failed (absent when stored or below the threshold).
-    let storageFailure: String?
-
-    init(_ received: ReceivedDetection) {
-        receivedAt = ISO8601DateFormatter().string(from: received.receivedAt)
-        type = received.detection.type.name
-        proximity = received.detection.proximity.rawValue
-        rssi = received.detection.rssi
-        confidence = received.detection.confidence
-        mac = received.detection.mac
-        ssid = received.detection.ssid
-        ts = received.detection.deviceUptimeMs
-        stored = received.stored != nil
-        storageFailure = received.storageFailure
-    }
+/// One detection under `watch --json`: the shared detection record, with whether it was stored.
+func watchRecord(_ received: ReceivedDetection) -> DetectionRecord {
+    var record = received.stored.map(DetectionRecord.init) ?? DetectionRecord(received.detection, receivedAt: received.receivedAt)
+    record.stored = received.stored != nil
+    record.storageFailure = received.storageFailure
+    return record
 }

@@ -67,11 +67,11 @@ extension GripFitCommands {
                     try await store.save(record)
                 } catch {
                     // Never lost: the session goes to standard output as JSON, to be kept by hand.
-                    print(try jsonLine(record))
+                    print(jsonLine(SessionLine(record)))
                     throw CLIError("the session could not be saved (\(CLIError.from(error).message)); it was printed above as JSON")
                 }
                 if json {
-                    print(try jsonLine(SessionLine(record.summary)))
+                    print(jsonLine(SessionLine(record.summary)))
                 } else {
                     print(GripFitFlow.describe(record.summary))
                 }
@@ -103,7 +103,7 @@ extension GripFitCommands {
                 }
                 let sessions = try await store?.allSessions() ?? []
                 for summary in sessions {
-                    print(json ? try jsonLine(SessionLine(summary)) : GripFitFlow.describe(summary))
+                    print(json ? jsonLine(SessionLine(summary)) : GripFitFlow.describe(summary))
                 }
                 if !json { print("\(sessions.count) session(s)") }
             } catch {
@@ -147,7 +147,7 @@ extension GripFitCommands {
             case .overlongLine(let seen):
                 let reason = "line longer than \(Self.maximumLineLength) bytes (\(seen) or more): not decoded"
                 if json {
-                    print((try? jsonLine(GripFitParseReport(overlong: reason))) ?? "")
+                    print(jsonLine(GripFitParseReport(overlong: reason)))
                 } else {
                     print("invalid", reason)
                 }
@@ -157,10 +157,10 @@ extension GripFitCommands {
         private func emit(_ result: Result<GripFitMessage, BLEMessageParser.ParseFailure>, raw: String) {
             let record = GripFitParseReport(result, raw: raw)
             if json {
-                print((try? jsonLine(record)) ?? "")
+                print(jsonLine(record))
             } else {
                 switch result {
-                case .success(let message): print(record.kind, terminalSafe(record.value.map(String.init) ?? record.status ?? record.version ?? ""), terminalSafe(message.line))
+                case .success(let message): print(record.type, terminalSafe(record.raw.map(String.init) ?? record.status ?? record.version ?? ""), terminalSafe(message.line))
                 case .failure(let failure): print("invalid", terminalSafe("\(failure)"))
                 }
             }
@@ -239,7 +239,7 @@ enum GripFitFlow {
                 case .none:
                     continue
                 case .json:
-                    print((try? jsonLine(ReadingLine(reading))) ?? "")
+                    print(jsonLine(ReadingLine(reading)))
                 case .live:
                     let summary = session.summary()
                     let text = String(format: "raw %9d   peak %9.0f   avg %9.0f   n=%d", reading.raw, summary.maxForce, summary.averageForce, summary.sampleCount)
@@ -281,32 +281,42 @@ enum GripFitFlow {
     }
 }
 
-/// One reading under `--json`.
+/// A `reading` record (`gripfit stream --json`, `gripfit record --json`); `gripfit parse` prints
+/// the same type with `raw` only.
 struct ReadingLine: Encodable {
+    let type = "reading"
     let raw: Int32
     let force: Double
-    let time: String
+    let receivedAt: String
     init(_ reading: GripReading) {
         raw = reading.raw
         force = reading.force
-        time = ISO8601DateFormatter().string(from: reading.receivedAt)
+        receivedAt = Timestamp.string(from: reading.receivedAt)
     }
 }
 
-/// One session summary under `--json`.
+/// A `session` record (`gripfit record --json`, `gripfit history --json`); `samples` only when
+/// a recorded session could not be saved and is printed whole so it is not lost.
 struct SessionLine: Encodable {
+    let type = "session"
     let id: String
     let startedAt: String
     let duration: Double
     let maxForce: Double
     let averageForce: Double
     let sampleCount: Int
+    var samples: [GripSample]?
     init(_ summary: GripSessionSummary) {
         id = summary.id.uuidString
-        startedAt = ISO8601DateFormatter().string(from: summary.startedAt)
+        startedAt = Timestamp.string(from: summary.startedAt)
         duration = summary.duration
         maxForce = summary.maxForce
         averageForce = summary.averageForce
         sampleCount = summary.sampleCount
+    }
+
+    init(_ record: GripSessionRecord) {
+        self.init(record.summary)
+        samples = record.samples
     }
 }

@@ -72,17 +72,11 @@ extension KiroCommands {
 
         func run() async throws {
             let text = hex.joined().replacingOccurrences(of: " ", with: "")
-            guard text.count.isMultiple(of: 2), !text.isEmpty else { throw CLIError("the hex must have an even number of digits") }
-            var bytes = Data()
-            var index = text.startIndex
-            while index < text.endIndex {
-                let next = text.index(index, offsetBy: 2)
-                guard let byte = UInt8(text[index..<next], radix: 16) else { throw CLIError("not hex: \(text[index..<next])") }
-                bytes.append(byte)
-                index = next
+            guard !text.isEmpty, let bytes = Data(hexString: text) else {
+                throw CLIError("the packet must be hex digits, two per byte (got \(terminalSafe(String(text.prefix(64)))))")
             }
             switch Result(catching: { () throws(KiroEventDecodeError) in try KiroEventDecoder().decode(bytes) }) {
-            case .success(let event): print(try jsonLine(KiroEventReport(event)))
+            case .success(let event): print(jsonLine(KiroEventReport(event)))
             case .failure(let error): throw CLIError("cannot decode the event: \(error)")
             }
         }
@@ -145,7 +139,7 @@ extension KiroCommands {
                     let focus = try await calculator.focusTime(for: session, source: source)
                     total += focus
                     if json {
-                        print(try jsonLine(FocusLine(session, focus: focus)))
+                        print(jsonLine(FocusLine(session, focus: focus)))
                     } else {
                         let minutes = (session.duration ?? 0) / 60
                         print(String(format: "%@  %@  %-9@ %6.1f min  focus %6.1f min", ISO8601DateFormatter().string(from: session.start), session.taskId, session.outcome.rawValue, minutes, focus / 60))
@@ -159,29 +153,32 @@ extension KiroCommands {
     }
 }
 
-/// The JSON of `decode-event`.
+/// An `event` record (`kiro decode-event`): the event's type as the firmware names it, its id
+/// under the name the spec gives it, and the device's timestamp (Unix seconds) as ISO 8601.
 struct KiroEventReport: Encodable {
-    let type: String
+    let type = "event"
+    let eventType: String
     var taskId: String?
     var itemId: String?
     var eventId: String?
-    var timestamp: UInt32?
+    var timestamp: String?
     var batteryLevel: UInt8?
 
     init(_ event: KiroEvent) {
-        type = event.type.rawValue
+        eventType = event.type.rawValue
         switch event.type {
         case .wheelSelect: itemId = event.id
         case .viewEventDetail: eventId = event.id
         default: taskId = event.id
         }
-        timestamp = event.timestamp
+        timestamp = event.timestamp.map(Timestamp.string(unixSeconds:))
         batteryLevel = event.batteryLevel
     }
 }
 
-/// The JSON of `focus --json`.
+/// A `focusSession` record (`kiro focus --json`).
 struct FocusLine: Encodable {
+    let type = "focusSession"
     let id: String
     let taskId: String
     let start: String
@@ -191,11 +188,10 @@ struct FocusLine: Encodable {
     let focusTime: Double
 
     init(_ session: FocusSession, focus: TimeInterval) {
-        let formatter = ISO8601DateFormatter()
         id = session.id.uuidString
         taskId = session.taskId
-        start = formatter.string(from: session.start)
-        end = session.end.map(formatter.string(from:))
+        start = Timestamp.string(from: session.start)
+        end = session.end.map(Timestamp.string(from:))
         outcome = session.outcome.rawValue
         duration = session.duration
         focusTime = focus

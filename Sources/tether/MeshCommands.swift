@@ -164,7 +164,7 @@ struct MeshLink {
     }
 
     func emit(_ value: some Encodable, text: String) throws {
-        print(json ? try jsonLine(value) : text)
+        print(json ? jsonLine(value) : text)
         flushOutput()
     }
 }
@@ -222,7 +222,7 @@ extension MeshCommands {
                     throw CLIError("no contact named \(name) (known: \(known.isEmpty ? "none" : terminalSafe(known)))")
                 }
                 let message = try await link.manager.sendMessage(text, to: contact, attempts: attempts)
-                let row = MeshMessageRow(message, contact: contact.name)
+                let row = MeshMessageLine(message, contact: contact.name)
                 try link.emit(row, text: "Delivered to \(terminalSafe(contact.name))" + (message.roundTrip.map { " (round trip \($0) ms)" } ?? ""))
             }
         }
@@ -239,7 +239,7 @@ extension MeshCommands {
             try await MeshLink.with(target) { link in
                 let message = try await link.manager.sendChannelMessage(text, channel: index)
                 let name = await link.manager.channels.first { $0.index == index }?.name ?? "channel \(index)"
-                try link.emit(MeshMessageRow(message, contact: nil), text: "Sent on \(terminalSafe(name))")
+                try link.emit(MeshMessageLine(message, contact: nil), text: "Sent on \(terminalSafe(name))")
             }
         }
     }
@@ -266,7 +266,7 @@ extension MeshCommands {
                 let listener = Task {
                     for await event in events {
                         guard let line = MeshListenLine(event, names: names) else { continue }
-                        print(json ? ((try? jsonLine(line)) ?? "") : line.line)
+                        print(json ? jsonLine(line) : line.line)
                         flushOutput()
                     }
                 }
@@ -320,7 +320,7 @@ extension MeshCommands {
                 let messages = try await store.messages(peer: peer, channel: channel, limit: limit)
                 for message in messages {
                     let name = message.peer.flatMap { prefix in keys.first { $0.0.hasPrefix(prefix) }?.1 }
-                    print(json ? try jsonLine(MeshStoredMessageLine(message, contact: name)) : MeshStoredMessageLine(message, contact: name).line)
+                    print(json ? jsonLine(MeshMessageLine(message, contact: name)) : MeshMessageLine(message, contact: name).line)
                 }
                 if !json { print("\(messages.count) message(s)") }
             } catch {
@@ -361,7 +361,7 @@ extension MeshCommands {
         func run() async throws {
             try await MeshLink.with(target) { link in
                 try await link.session.sendSelfAdvert(flood: flood)
-                struct Report: Encodable { let advert: String }
+                struct Report: Encodable { var type = "advert"; let advert: String }
                 try link.emit(Report(advert: flood ? "flood" : "zero-hop"), text: flood ? "Advert flooded" : "Advert sent to neighbours")
             }
         }
@@ -375,7 +375,7 @@ extension MeshCommands {
         func run() async throws {
             try await MeshLink.with(target) { link in
                 let value = try await link.session.batteryAndStorage()
-                struct Report: Encodable { let millivolts: Int; let usedKilobytes: Int?; let totalKilobytes: Int? }
+                struct Report: Encodable { var type = "battery"; let millivolts: Int; let usedKilobytes: Int?; let totalKilobytes: Int? }
                 let report = Report(millivolts: Int(value.millivolts), usedKilobytes: value.usedKilobytes.map(Int.init), totalKilobytes: value.totalKilobytes.map(Int.init))
                 let storage = value.usedKilobytes.map { used in " · storage \(used)/\(value.totalKilobytes ?? 0) KB" } ?? ""
                 try link.emit(report, text: String(format: "Battery %.2f V", Double(value.millivolts) / 1000) + storage)

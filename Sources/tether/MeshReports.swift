@@ -1,9 +1,12 @@
 import Foundation
 import MeshCore
+import TetherCore
 
 // What `tether mesh` prints: each report has a text line and a JSON shape.
 
+/// An `info` record (`mesh info`).
 struct MeshInfoReport: Encodable {
+    let type = "info"
     let name: String
     let publicKey: String
     let frequencyMHz: Double
@@ -44,143 +47,164 @@ struct MeshInfoReport: Encodable {
     }
 }
 
+/// A `contact` record (`mesh contacts`).
 struct MeshContactRow: Encodable {
+    let type = "contact"
     let name: String
-    let type: String
+    let contactType: String
     let publicKey: String
     let path: String
     let lastAdvert: UInt32
 
     init(_ contact: MeshContact) {
         name = contact.name
-        type = "\(contact.type)"
+        contactType = "\(contact.type)"
         publicKey = contact.publicKey.hexString
         path = contact.outPath.map { $0.isEmpty ? "direct" : "\($0.count) hop(s)" } ?? "flood"
         lastAdvert = contact.lastAdvert
     }
 
-    var text: String { pad(terminalSafe(name), 18) + pad(type, 10) + pad(String(publicKey.prefix(12)), 14) + path }
+    var text: String { pad(terminalSafe(name), 18) + pad(contactType, 10) + pad(String(publicKey.prefix(12)), 14) + path }
 }
 
-struct MeshMessageRow: Encodable {
-    let direction: String
-    let kind: String
-    let to: String?
-    let channel: Int?
-    let text: String
-    let timestamp: UInt32
-    let status: String
-    let ack: UInt32?
-    let roundTripMs: UInt32?
-
-    init(_ message: MeshMessage, contact: String?) {
-        direction = message.direction.rawValue
-        kind = message.kind.rawValue
-        to = contact
-        channel = message.channelIndex
-        text = message.text
-        timestamp = message.timestamp
-        status = message.status.rawValue
-        ack = message.ack
-        roundTripMs = message.roundTrip
-    }
-}
-
+/// A `time` record (`mesh time`): the radio's clock and this computer's.
 struct MeshTimeReport: Encodable {
-    let radio: UInt32
-    let local: UInt32
+    let type = "time"
+    let radio: String
+    let local: String
     let driftSeconds: Int
 
     init(radio: UInt32, local: Date) {
-        self.radio = radio
-        self.local = UInt32(clamping: Int64(local.timeIntervalSince1970))
-        driftSeconds = Int(radio) - Int(self.local)
+        let localSeconds = UInt32(clamping: Int64(local.timeIntervalSince1970))
+        self.radio = Timestamp.string(unixSeconds: radio)
+        self.local = Timestamp.string(unixSeconds: localSeconds)
+        driftSeconds = Int(radio) - Int(localSeconds)
     }
 
     var text: String {
-        let date = Date(timeIntervalSince1970: TimeInterval(radio))
-        return "Radio time \(ISO8601DateFormatter().string(from: date)) (\(driftSeconds >= 0 ? "+" : "")\(driftSeconds) s from this computer)"
+        "Radio time \(radio) (\(driftSeconds >= 0 ? "+" : "")\(driftSeconds) s from this computer)"
     }
 }
 
-/// A stored message for `tether mesh messages`.
-struct MeshStoredMessageLine: Encodable {
+/// A `message` record: what `mesh send`/`channel` sent, what `mesh messages` keeps and what
+/// `mesh listen` hears, in one shape. `contact` is the contact's name (or key prefix when
+/// unknown) for direct messages; `sender` is a channel message's sender; `sentAt` is the
+/// sender's clock. Every key is always written (`null` when it does not apply).
+struct MeshMessageLine: Encodable {
+    let type = "message"
     let direction: String
-    let kind: String
+    let messageKind: String
     let contact: String?
     let channel: Int?
     let sender: String?
     let text: String
-    let timestamp: UInt32
+    let sentAt: String
     let status: String
+    let ack: String?
+    let roundTripMs: UInt32?
 
     init(_ message: MeshMessage, contact: String?) {
         direction = message.direction.rawValue
-        kind = message.kind.rawValue
-        self.contact = contact ?? message.peer
+        messageKind = message.kind.rawValue
+        self.contact = message.kind == .direct ? (contact ?? message.peer) : nil
         channel = message.channelIndex
         sender = message.senderName
         text = message.text
-        timestamp = message.timestamp
+        sentAt = Timestamp.string(unixSeconds: message.timestamp)
         status = message.status.rawValue
+        ack = message.ack.map { String(format: "%08x", $0) }
+        roundTripMs = message.roundTrip
+    }
+
+    private enum Key: String, CodingKey {
+        case type, direction, messageKind, contact, channel, sender, text, sentAt, status, ack, roundTripMs
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(direction, forKey: .direction)
+        try container.encode(messageKind, forKey: .messageKind)
+        try container.encode(contact, forKey: .contact)
+        try container.encode(channel, forKey: .channel)
+        try container.encode(sender, forKey: .sender)
+        try container.encode(text, forKey: .text)
+        try container.encode(sentAt, forKey: .sentAt)
+        try container.encode(status, forKey: .status)
+        try container.encode(ack, forKey: .ack)
+        try container.encode(roundTripMs, forKey: .roundTripMs)
     }
 
     /// The human-readable line (text from the air made safe).
     var line: String {
-        let date = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(timestamp)))
         let body = terminalSafe(text)
-        switch (kind, direction) {
-        case ("channel", _): return "\(date)  [#\(channel ?? 0)] \(terminalSafe(sender ?? (direction == "outgoing" ? "me" : "?"))): \(body)"
-        case (_, "outgoing"): return "\(date)  me → \(terminalSafe(contact ?? "?")): \(body)  (\(status))"
-        default: return "\(date)  \(terminalSafe(contact ?? "?")) → me: \(body)"
+        switch (messageKind, direction) {
+        case ("channel", _): return "\(sentAt)  [#\(channel ?? 0)] \(terminalSafe(sender ?? (direction == "outgoing" ? "me" : "?"))): \(body)"
+        case (_, "outgoing"): return "\(sentAt)  me → \(terminalSafe(contact ?? "?")): \(body)  (\(status))"
+        default: return "\(sentAt)  \(terminalSafe(contact ?? "?")) → me: \(body)"
         }
     }
 }
 
-/// One `tether mesh listen` line.
-struct MeshListenLine: Encodable {
-    let event: String
-    let from: String?
-    let channel: Int?
-    let text: String?
-    let ack: UInt32?
-    let roundTripMs: UInt32?
-    let state: String?
+/// One `tether mesh listen` record: a `message`, or an `ack`, a link `state` change or a
+/// `notStored` notice.
+enum MeshListenLine: Encodable {
+    case message(MeshMessageLine)
+    case ack(Ack)
+    case state(State)
+    case notStored(NotStored)
+
+    /// An `ack` record: a sent message was confirmed.
+    struct Ack: Encodable {
+        let type = "ack"
+        let ack: String
+        let roundTripMs: UInt32
+    }
+
+    /// A `state` record: the link changed.
+    struct State: Encodable {
+        let type = "state"
+        let state: String
+    }
+
+    /// A `notStored` record: the message above could not be saved.
+    struct NotStored: Encodable {
+        let type = "notStored"
+        let reason: String
+    }
 
     init?(_ event: ConnectionManager.Event, names: [String: String]) {
         switch event {
         case .message(let message) where message.direction == .incoming:
-            self.event = message.kind == .direct ? "direct" : "channel"
-            from = message.kind == .direct ? (message.peer.flatMap { names[$0] } ?? message.peer) : message.senderName
-            channel = message.channelIndex
-            text = message.text
-            ack = nil; roundTripMs = nil; state = nil
+            self = .message(MeshMessageLine(message, contact: message.peer.flatMap { names[$0] }))
         case .acknowledged(let ack, let roundTrip):
-            self.event = "ack"
-            self.ack = ack
-            roundTripMs = roundTrip
-            from = nil; channel = nil; text = nil; state = nil
+            self = .ack(Ack(ack: String(format: "%08x", ack), roundTripMs: roundTrip))
         case .state(let state):
-            self.event = "state"
-            self.state = state.rawValue
-            from = nil; channel = nil; text = nil; ack = nil; roundTripMs = nil
+            self = .state(State(state: state.rawValue))
         case .messageNotStored(let reason):
-            self.event = "not_stored"
-            text = reason
-            from = nil; channel = nil; ack = nil; roundTripMs = nil; state = nil
+            self = .notStored(NotStored(reason: reason))
         default:
             return nil
         }
     }
 
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .message(let line): try line.encode(to: encoder)
+        case .ack(let ack): try ack.encode(to: encoder)
+        case .state(let state): try state.encode(to: encoder)
+        case .notStored(let notice): try notice.encode(to: encoder)
+        }
+    }
+
     /// The human-readable line.
     var line: String {
-        switch event {
-        case "direct": "\(terminalSafe(from ?? "?")) → me: \(terminalSafe(text ?? ""))"
-        case "channel": "[#\(channel ?? 0)] \(terminalSafe(from ?? "?")): \(terminalSafe(text ?? ""))"
-        case "ack": "ack \(String(format: "%08x", ack ?? 0)) (round trip \(roundTripMs ?? 0) ms)"
-        case "not_stored": "(the message above was not saved: \(terminalSafe(text ?? "?")))"
-        default: "(link \(state ?? "?"))"
+        switch self {
+        case .message(let message) where message.messageKind == "direct": "\(terminalSafe(message.contact ?? "?")) → me: \(terminalSafe(message.text))"
+        case .message(let message): "[#\(message.channel ?? 0)] \(terminalSafe(message.sender ?? "?")): \(terminalSafe(message.text))"
+        case .ack(let ack): "ack \(ack.ack) (round trip \(ack.roundTripMs) ms)"
+        case .notStored(let notice): "(the message above was not saved: \(terminalSafe(notice.reason)))"
+        case .state(let state): "(link \(state.state))"
         }
     }
 }

@@ -31,7 +31,7 @@ struct ScanCommand: AsyncParsableCommand {
             for await peripheral in stream {
                 seenIDs.insert(peripheral.id)
                 if json {
-                    print(try jsonLine(ScanRecord(peripheral)))
+                    print(jsonLine(ScanRecord(peripheral)))
                 } else {
                     let services = peripheral.advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ",")
                     print(pad(terminalSafe(peripheral.displayName) ?? "(unnamed)", 22) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
@@ -44,8 +44,9 @@ struct ScanCommand: AsyncParsableCommand {
     }
 }
 
-/// The JSON shape of one scan result.
+/// A `peripheral` record: one scan result.
 struct ScanRecord: Encodable {
+    let type = "peripheral"
     let name: String?
     let id: String
     let rssi: Int
@@ -65,10 +66,25 @@ struct ScanRecord: Encodable {
     }
 }
 
-func jsonLine(_ value: some Encodable) throws -> String {
+/// One `--json` line: the record with sorted keys, made safe for a terminal. A record that
+/// cannot be encoded (a non-finite number) becomes an `unencodable` record saying why, so a
+/// consumer still reads one object per line and nothing vanishes without a word.
+func jsonLine(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return terminalSafeJSON(String(decoding: try encoder.encode(value), as: UTF8.self))
+    do {
+        return terminalSafeJSON(String(decoding: try encoder.encode(value), as: UTF8.self))
+    } catch {
+        let notice = Unencodable(record: String(describing: type(of: value)), reason: "\(error)")
+        return (try? encoder.encode(notice)).map { terminalSafeJSON(String(decoding: $0, as: UTF8.self)) } ?? #"{"type":"unencodable"}"#
+    }
+}
+
+/// What ``jsonLine(_:)`` prints for a record that cannot be encoded.
+private struct Unencodable: Encodable {
+    var type = "unencodable"
+    let record: String
+    let reason: String
 }
 
 func pad(_ text: String, _ width: Int) -> String {

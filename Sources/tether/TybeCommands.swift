@@ -49,8 +49,8 @@ extension TybeCommands {
             let plan = TybePlanner.plan(text)
             let frames = TybeFrameBuilder.chunk(opcodes: plan.opcodes, startingSeq: UInt8(startSeq), maxFrameBytes: maxFrame)
             if json {
-                struct Output: Encodable { let opcodes: String; let frames: [String]; let untypeable: [UntypeableCharacter] }
-                print(try jsonLine(Output(opcodes: plan.opcodes.hexString, frames: frames.map { $0.bytes.hexString }, untypeable: plan.untypeable)))
+                struct Output: Encodable { var type = "frames"; let opcodes: String; let frames: [String]; let untypeable: [UntypeableCharacter] }
+                print(jsonLine(Output(opcodes: plan.opcodes.hexString, frames: frames.map { $0.bytes.hexString }, untypeable: plan.untypeable)))
                 return
             }
             print("keys (\(plan.keystrokes.count)): " + plan.keystrokes.map(\.label).joined(separator: " "))

@@ -85,22 +85,23 @@ struct ProtocolEncodingTests {
             type: .ring, rssi: -71, confidence: 0.85, mac: "a4:83:e7:ab:cd:ef", ssid: "Ring Doorbell Pro",
             deviceUptimeMs: 1_704_307_200
         )))
-        #expect(Set(full.keys) == ["kind", "type", "rssi", "confidence", "mac", "ssid", "ts", "proximity"])
-        #expect(full["kind"] as? String == "detection")
-        #expect(full["type"] as? String == "Ring")
+        #expect(Set(full.keys) == ["type", "detectionType", "rssi", "confidence", "mac", "ssid", "deviceUptimeMs", "proximity", "id", "receivedAt", "latitude", "longitude", "horizontalAccuracy"])
+        #expect(full["type"] as? String == "detection")
+        #expect(full["detectionType"] as? String == "Ring")
+        #expect(full["id"] is NSNull && full["receivedAt"] is NSNull && full["latitude"] is NSNull)
         #expect(full["rssi"] as? Int == -71)
         #expect(full["confidence"] as? Double == 0.85)
         #expect(full["mac"] as? String == "a4:83:e7:ab:cd:ef")
         #expect(full["ssid"] as? String == "Ring Doorbell Pro")
-        #expect((full["ts"] as? NSNumber)?.int64Value == 1_704_307_200)
+        #expect((full["deviceUptimeMs"] as? NSNumber)?.int64Value == 1_704_307_200)
         #expect(full["proximity"] as? String == "medium")
 
         let sparse = try report(.detection(Detection(type: .other("Penguin"), rssi: -40, confidence: 0.9)))
-        #expect(Set(sparse.keys) == ["kind", "type", "rssi", "confidence", "mac", "ssid", "ts", "proximity"])
-        #expect(sparse["type"] as? String == "Penguin")
+        #expect(Set(sparse.keys) == ["type", "detectionType", "rssi", "confidence", "mac", "ssid", "deviceUptimeMs", "proximity", "id", "receivedAt", "latitude", "longitude", "horizontalAccuracy"])
+        #expect(sparse["detectionType"] as? String == "Penguin")
         #expect(sparse["mac"] is NSNull)
         #expect(sparse["ssid"] is NSNull)
-        #expect(sparse["ts"] is NSNull)
+        #expect(sparse["deviceUptimeMs"] is NSNull)
         #expect(sparse["proximity"] as? String == "veryClose")
     }
 
@@ -108,44 +109,44 @@ struct ProtocolEncodingTests {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let json = text(try encoder.encode(FlockParseReport(.detection(Detection(type: .nest, rssi: -90, confidence: 1)))))
-        #expect(json == #"{"confidence":1,"kind":"detection","mac":null,"proximity":"far","rssi":-90,"ssid":null,"ts":null,"type":"Nest"}"#)
+        #expect(json == #"{"confidence":1,"detectionType":"Nest","deviceUptimeMs":null,"horizontalAccuracy":null,"id":null,"latitude":null,"longitude":null,"mac":null,"proximity":"far","receivedAt":null,"rssi":-90,"ssid":null,"type":"detection"}"#)
     }
 
     @Test func streamReportsCarryTheirFields() throws {
         let wifi = try report(.stream(.wifiScan(ssid: "Net", mac: "aa", rssi: -60, channel: 6, frameType: .probe, ts: 10)))
-        #expect(Set(wifi.keys) == ["kind", "evt", "ssid", "mac", "rssi", "ch", "type", "ts"])
-        #expect(wifi["kind"] as? String == "stream")
+        #expect(Set(wifi.keys) == ["type", "evt", "ssid", "mac", "rssi", "ch", "frameType", "deviceUptimeMs"])
+        #expect(wifi["type"] as? String == "stream")
         #expect(wifi["evt"] as? String == "wifi_scan")
         #expect(wifi["ch"] as? Int == 6)
-        #expect(wifi["type"] as? String == "probe")
-        #expect(wifi["ts"] as? Int == 10)
+        #expect(wifi["frameType"] as? String == "probe")
+        #expect(wifi["deviceUptimeMs"] as? Int == 10)
 
         let ble = try report(.stream(.bleScan(name: "FS Ext Battery", mac: "bb", rssi: -70, advertisesService: true, ts: 11)))
-        #expect(Set(ble.keys) == ["kind", "evt", "name", "mac", "rssi", "svc", "ts"])
+        #expect(Set(ble.keys) == ["type", "evt", "name", "mac", "rssi", "svc", "deviceUptimeMs"])
         #expect(ble["name"] as? String == "FS Ext Battery")
         #expect(ble["svc"] as? Bool == true)
 
         let status = try report(.stream(.status(message: "hello", ts: 12)))
-        #expect(Set(status.keys) == ["kind", "evt", "msg", "ts"])
+        #expect(Set(status.keys) == ["type", "evt", "msg", "deviceUptimeMs"])
         #expect(status["msg"] as? String == "hello")
 
         let channel = try report(.stream(.channel(11, ts: 13)))
-        #expect(Set(channel.keys) == ["kind", "evt", "ch", "ts"])
+        #expect(Set(channel.keys) == ["type", "evt", "ch", "deviceUptimeMs"])
         #expect(channel["evt"] as? String == "channel")
         #expect(channel["ch"] as? Int == 11)
     }
 
     @Test func invalidReportCarriesTheRawTextAndReason() throws {
         let invalid = try report(.invalid(raw: #"{"type":"Ri"#, reason: .notJSON("malformed or truncated JSON")))
-        #expect(Set(invalid.keys) == ["kind", "raw", "reason"])
-        #expect(invalid["kind"] as? String == "invalid")
-        #expect(invalid["raw"] as? String == #"{"type":"Ri"#)
+        #expect(Set(invalid.keys) == ["type", "input", "reason"])
+        #expect(invalid["type"] as? String == "invalid")
+        #expect(invalid["input"] as? String == #"{"type":"Ri"#)
         #expect(invalid["reason"] as? String == "not a JSON object: malformed or truncated JSON")
     }
 
-    @Test func reportKindMatchesTheMessage() {
-        #expect(FlockParseReport(.detection(Detection(type: .axis, rssi: 0, confidence: 0))).kind == "detection")
-        #expect(FlockParseReport(.stream(.channel(1, ts: 0))).kind == "stream")
-        #expect(FlockParseReport(.invalid(raw: "", reason: .notJSON("empty payload"))).kind == "invalid")
+    @Test func reportTypeMatchesTheMessage() {
+        #expect(FlockParseReport(.detection(Detection(type: .axis, rssi: 0, confidence: 0))).type == "detection")
+        #expect(FlockParseReport(.stream(.channel(1, ts: 0))).type == "stream")
+        #expect(FlockParseReport(.invalid(raw: "", reason: .notJSON("empty payload"))).type == "invalid")
     }
 }

@@ -123,17 +123,36 @@ struct StoreExportTests {
         #expect(array.count == 1)
         let object = try #require(array.first)
         #expect(Set(object.keys) == [
-            "id", "receivedAt", "type", "rssi", "confidence", "proximity", "mac", "ssid", "deviceUptimeMs",
-            "latitude", "longitude", "horizontalAccuracy",
+            "type", "id", "receivedAt", "detectionType", "rssi", "confidence", "proximity", "mac", "ssid",
+            "deviceUptimeMs", "latitude", "longitude", "horizontalAccuracy",
         ])
+        #expect(object["type"] as? String == "detection")
         #expect(object["receivedAt"] as? String == "2024-01-03T18:40:00.000Z")
-        #expect(object["type"] as? String == "Penguin")
+        #expect(object["detectionType"] as? String == "Penguin")
         #expect(object["rssi"] as? Int == -75)
         #expect(object["proximity"] as? String == "medium")
         #expect(object["mac"] as? String == "aa:bb:cc:dd:ee:ff")
         #expect(object["ssid"] is NSNull)
         #expect(object["deviceUptimeMs"] is NSNull)
         #expect(object["latitude"] is NSNull)
+    }
+
+    @Test func anExportOfTheEarlierSchemaStillReads() throws {
+        // Before records carried `"type":"detection"`, `type` was the detection type.
+        let legacy = Data(#"[{"id":3,"receivedAt":"2024-01-03T18:40:00.000Z","type":"Penguin","rssi":-75,"confidence":0.9,"proximity":"medium","mac":null,"ssid":null,"deviceUptimeMs":5,"latitude":1.5,"longitude":2.5,"horizontalAccuracy":null}]"#.utf8)
+        let decoded = try DetectionStore.decodeJSONExport(legacy)
+        #expect(decoded.count == 1)
+        #expect(decoded.first?.id == 3)
+        #expect(decoded.first?.detection.type == .other("Penguin"))
+        #expect(decoded.first?.detection.deviceUptimeMs == 5)
+        #expect(decoded.first?.location == Location(latitude: 1.5, longitude: 2.5))
+    }
+
+    @Test func aRecordThatWasNeverStoredIsRefusedWithItsReason() throws {
+        let parsed = Data(#"[{"type":"detection","detectionType":"Ring","rssi":-70,"confidence":0.5,"proximity":"medium","id":null,"receivedAt":null}]"#.utf8)
+        #expect(throws: DetectionRecordError.missing("id")) { try DetectionStore.decodeJSONExport(parsed) }
+        let other = Data(#"[{"type":"stream","detectionType":"Ring","rssi":-70,"confidence":0.5,"proximity":"medium"}]"#.utf8)
+        #expect(throws: DecodingError.self) { try DetectionStore.decodeJSONExport(other) }
     }
 
     @Test func jsonExportOfAnEmptyStoreIsAnEmptyArray() async throws {

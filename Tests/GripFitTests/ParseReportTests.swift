@@ -17,17 +17,17 @@ import Testing
 
     @Test func everyKindHasItsDocumentedShape() {
         #expect(Self.reports(for: "R:834572\nS:TARED\nS:RATE:50\nD:GRIPFIT,1.0\nR:abc\n") == [
-            #"{"kind":"reading","value":834572}"#,
-            #"{"kind":"status","status":"TARED"}"#,
-            #"{"kind":"status","ms":50,"status":"RATE"}"#,
-            #"{"kind":"info","version":"1.0"}"#,
-            #"{"kind":"invalid","raw":"R:abc","reason":"non-numeric reading \"R:abc\""}"#,
+            #"{"raw":834572,"type":"reading"}"#,
+            #"{"status":"TARED","type":"status"}"#,
+            #"{"ms":50,"status":"RATE","type":"status"}"#,
+            #"{"type":"info","version":"1.0"}"#,
+            #"{"input":"R:abc","reason":"non-numeric reading \"R:abc\"","type":"invalid"}"#,
         ])
     }
 
     @Test func fragmentedInputGivesTheSameReports() {
         let fragmented = Self.reports(for: "R:123", "456\nR:789\n")
         #expect(fragmented == Self.reports(for: "R:123456\nR:789\n"))
-        #expect(fragmented == [#"{"kind":"reading","value":123456}"#, #"{"kind":"reading","value":789}"#])
+        #expect(fragmented == [#"{"raw":123456,"type":"reading"}"#, #"{"raw":789,"type":"reading"}"#])
     }
 }

@@ -62,6 +62,14 @@ public struct ReceivedDetection: Sendable, Hashable {
     /// Why the store could not keep it (a full disk, a database another process holds too
     /// long); nil when it was stored or deliberately not.
     public let storageFailure: String?
+
+    /// Creates a received detection (for previews and tests; the client makes them).
+    public init(detection: Detection, receivedAt: Date, stored: StoredDetection? = nil, storageFailure: String? = nil) {
+        self.detection = detection
+        self.receivedAt = receivedAt
+        self.stored = stored
+        self.storageFailure = storageFailure
+    }
 }
 
 /// The FlockFinder app's BLE side over Tether's core: discovery by service or name, automatic

@@ -1,12 +1,11 @@
 /// One result of `tether flock parse --json`: what a raw payload decodes to.
 ///
-/// - `{"kind":"detection","type":…,"rssi":…,"confidence":…,"mac":…|null,"ssid":…|null,"ts":…|null,"proximity":…}`
-///   (`mac`, `ssid` and `ts` are always present, `null` when absent; `proximity` is a
-///   ``Proximity`` raw value).
-/// - `{"kind":"stream","evt":…}` plus the event's firmware fields: `wifi_scan` has `ssid`,
-///   `mac`, `rssi`, `ch`, `type`, `ts`; `ble_scan` has `name`, `mac`, `rssi`, `svc`, `ts`;
-///   `status` has `msg`, `ts`; `channel` has `ch`, `ts`.
-/// - `{"kind":"invalid","raw":…,"reason":…}`.
+/// - a ``DetectionRecord`` (`{"type":"detection",…}`, the schema `watch`, `history` and the
+///   export share; a parsed payload has no `id`, `receivedAt` or location, so they are `null`).
+/// - `{"type":"stream","evt":…,"deviceUptimeMs":…}` plus the event's firmware fields:
+///   `wifi_scan` has `ssid`, `mac`, `rssi`, `ch`, `frameType` (the firmware's `type`);
+///   `ble_scan` has `name`, `mac`, `rssi`, `svc`; `status` has `msg`; `channel` has `ch`.
+/// - `{"type":"invalid","input":…,"reason":…}`.
 public struct FlockParseReport: Encodable, Sendable, Hashable {
     /// The message being described.
     public let message: FlockMessage
@@ -16,8 +15,8 @@ public struct FlockParseReport: Encodable, Sendable, Hashable {
         self.message = message
     }
 
-    /// `detection`, `stream` or `invalid`.
-    public var kind: String {
+    /// The record's type: `detection`, `stream` or `invalid`.
+    public var type: String {
         switch message {
         case .detection: "detection"
         case .stream: "stream"
@@ -26,25 +25,22 @@ public struct FlockParseReport: Encodable, Sendable, Hashable {
     }
 
     private enum Key: String, CodingKey {
-        case kind, type, rssi, confidence, mac, ssid, ts, proximity
-        case evt, ch, name, svc, msg
-        case raw, reason
+        case type, rssi, mac, ssid, deviceUptimeMs
+        case evt, ch, name, svc, msg, frameType
+        case input, reason
     }
 
-    /// Encodes the shapes above; detection nulls are written explicitly so consumers can rely
-    /// on every key being present.
+    /// Encodes the shapes above.
     public func encode(to encoder: any Encoder) throws {
+        if case .detection(let detection) = message {
+            try DetectionRecord(detection).encode(to: encoder)
+            return
+        }
         var container = encoder.container(keyedBy: Key.self)
-        try container.encode(kind, forKey: .kind)
+        try container.encode(type, forKey: .type)
         switch message {
-        case .detection(let detection):
-            try container.encode(detection.type.name, forKey: .type)
-            try container.encode(detection.rssi, forKey: .rssi)
-            try container.encode(detection.confidence, forKey: .confidence)
-            try container.encode(detection.mac, forKey: .mac)
-            try container.encode(detection.ssid, forKey: .ssid)
-            try container.encode(detection.deviceUptimeMs, forKey: .ts)
-            try container.encode(detection.proximity, forKey: .proximity)
+        case .detection:
+            break
         case .stream(let event):
             try container.encode(event.evt, forKey: .evt)
             switch event {
@@ -53,7 +49,7 @@ public struct FlockParseReport: Encodable, Sendable, Hashable {
                 try container.encode(mac, forKey: .mac)
                 try container.encode(rssi, forKey: .rssi)
                 try container.encode(channel, forKey: .ch)
-                try container.encode(frameType, forKey: .type)
+                try container.encode(frameType, forKey: .frameType)
             case let .bleScan(name, mac, rssi, advertisesService, _):
                 try container.encode(name, forKey: .name)
                 try container.encode(mac, forKey: .mac)
@@ -64,9 +60,9 @@ public struct FlockParseReport: Encodable, Sendable, Hashable {
             case let .channel(channel, _):
                 try container.encode(channel, forKey: .ch)
             }
-            try container.encode(event.ts, forKey: .ts)
+            try container.encode(event.ts, forKey: .deviceUptimeMs)
         case let .invalid(raw, reason):
-            try container.encode(raw, forKey: .raw)
+            try container.encode(raw, forKey: .input)
             try container.encode(reason.description, forKey: .reason)
         }
     }

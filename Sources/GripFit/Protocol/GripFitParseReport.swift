@@ -2,13 +2,15 @@ import Foundation
 
 /// One line of `tether gripfit parse --json`: what a raw line from the device decodes to.
 ///
-/// `{"kind":"reading","value":N}`, `{"kind":"status","status":"TARED"}` (`"RATE"` with
-/// `"ms"`), `{"kind":"info","version":"1.0"}`, or `{"kind":"invalid","raw":…,"reason":…}`.
+/// `{"type":"reading","raw":N}`, `{"type":"status","status":"TARED"}` (`"RATE"` with
+/// `"ms"`), `{"type":"info","version":"1.0"}`, or `{"type":"invalid","input":…,"reason":…}`.
+/// A `reading` has the fields of the CLI's live reading record (`gripfit stream --json`) that a
+/// line alone can tell: `raw` is the device's value, before calibration.
 public struct GripFitParseReport: Encodable, Sendable, Hashable {
-    /// `reading`, `status`, `info` or `invalid`.
-    public let kind: String
-    /// The reading's value.
-    public var value: Int32?
+    /// The record's type: `reading`, `status`, `info` or `invalid`.
+    public let type: String
+    /// The reading's value, as the device sent it.
+    public var raw: Int32?
     /// The status word (`RATE` for rate confirmations).
     public var status: String?
     /// The interval of a `RATE` status.
@@ -16,14 +18,14 @@ public struct GripFitParseReport: Encodable, Sendable, Hashable {
     /// The firmware version of an `info` line.
     public var version: String?
     /// The rejected line.
-    public var raw: String?
+    public var input: String?
     /// Why it was rejected.
     public var reason: String?
 
     /// An `invalid` record for a line that was not decoded at all (`reason` says why: too
     /// long), so nothing on the input goes unreported.
     public init(overlong reason: String) {
-        kind = "invalid"
+        type = "invalid"
         self.reason = reason
     }
 
@@ -31,10 +33,10 @@ public struct GripFitParseReport: Encodable, Sendable, Hashable {
     public init(_ result: Result<GripFitMessage, BLEMessageParser.ParseFailure>, raw: String) {
         switch result {
         case .success(.reading(let value)):
-            kind = "reading"
-            self.value = value
+            type = "reading"
+            self.raw = value
         case .success(.status(let status)):
-            kind = "status"
+            type = "status"
             switch status {
             case .rate(let ms):
                 self.status = "RATE"
@@ -43,11 +45,11 @@ public struct GripFitParseReport: Encodable, Sendable, Hashable {
                 self.status = status.wireValue
             }
         case .success(.deviceInfo(let version)):
-            kind = "info"
+            type = "info"
             self.version = version
         case .failure(let failure):
-            kind = "invalid"
-            self.raw = raw
+            type = "invalid"
+            self.input = raw
             reason = failure.description
         }
     }

@@ -22,8 +22,8 @@ struct AdaptersCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(help: "One JSON object per adapter (or per driver without one) and line.")
-    var json = false
+    @OptionGroup var output: JSONOption
+    var json: Bool { output.json }
 
     func run() async throws {
         let selection = DriverSelection.current

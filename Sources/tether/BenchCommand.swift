@@ -13,8 +13,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(help: "One JSON object per figure and line: {\"name\",\"value\",\"unit\"}.")
-    var json = false
+    @OptionGroup var output: JSONOption
+    var json: Bool { output.json }
 
     @Option(help: "Megabytes fed to the newline framer.")
     var megabytes = 64

@@ -27,11 +27,11 @@ extension FlockCommands {
         @Flag(help: "Also show the live scan stream (stream_on).")
         var stream = false
 
-        @Flag(help: "One JSON object per line.")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
-        @Option(help: "The detection database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
-        var database: String?
+        @OptionGroup var store: DatabaseOption
+        var database: String? { store.database }
 
         func validate() throws {
             try Seconds.validate(seconds)
@@ -63,11 +63,11 @@ extension FlockCommands {
         @Option(help: "Only detections received since this date (YYYY-MM-DD or ISO 8601).")
         var since: String?
 
-        @Flag(help: "One JSON object per line.")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
-        @Option(help: "The detection database.")
-        var database: String?
+        @OptionGroup var store: DatabaseOption
+        var database: String? { store.database }
 
         func run() async throws {
             do {
@@ -102,8 +102,8 @@ extension FlockCommands {
         @Option(help: "Write to this file instead of standard output.")
         var output: String?
 
-        @Option(help: "The detection database.")
-        var database: String?
+        @OptionGroup var store: DatabaseOption
+        var database: String? { store.database }
 
         func run() async throws {
             do {
@@ -132,8 +132,8 @@ extension FlockCommands {
     struct Parse: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Decode notifications (one per line on standard input) into normalized JSON.")
 
-        @Flag(help: "One JSON object per line (the default output is human-readable).")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
         func run() async throws {
             let parser = FlockMessageParser()

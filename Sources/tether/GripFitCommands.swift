@@ -29,11 +29,11 @@ extension GripFitCommands {
         @Flag(help: "Zero the scale before recording.")
         var tare = false
 
-        @Flag(help: "A JSON line per reading, then the summary as JSON.")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
-        @Option(help: "The session database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
-        var database: String?
+        @OptionGroup var store: DatabaseOption
+        var database: String? { store.database }
 
         func validate() throws {
             try Seconds.validate(seconds)
@@ -90,11 +90,11 @@ extension GripFitCommands {
     struct Sessions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the saved grip sessions, newest first.")
 
-        @Flag(help: "One JSON object per session and line.")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
-        @Option(help: "The session database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
-        var database: String?
+        @OptionGroup var store: DatabaseOption
+        var database: String? { store.database }
 
         func run() async throws {
             do {
@@ -117,8 +117,8 @@ extension GripFitCommands {
         static let configuration = CommandConfiguration(
             abstract: "Decode raw GripFit notification bytes from standard input, one message per line.")
 
-        @Flag(help: "One JSON object per message: reading, status, info or invalid.")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
         func run() async throws {
             var framer = NewlineFramer(maxLineLength: Self.maximumLineLength)

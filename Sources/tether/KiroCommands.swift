@@ -122,8 +122,8 @@ extension KiroCommands {
     struct Focus: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stored focus sessions and their focus time.")
 
-        @Flag(help: "One JSON object per session and line.")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
         func run() async throws {
             do {

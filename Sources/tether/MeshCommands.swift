@@ -33,13 +33,13 @@ struct MeshTarget: ParsableArguments {
     @Option(help: "Reach the radio on a serial device (115200 8N1), e.g. /dev/ttyACM0.")
     var serial: String?
 
-    @Flag(help: "JSON output, one object per line.")
-    var json = false
+    @OptionGroup var output: JSONOption
+    var json: Bool { output.json }
 
-    @Option(help: "The contacts and messages database (default: $TETHER_DATA_DIR or ~/.local/share/tether).")
-    var database: String?
+    @OptionGroup var store: DatabaseOption
+    var database: String? { store.database }
 
-    @Option(help: "Seconds allowed for connecting and the startup sequence.")
+    @Option(parsing: .unconditional, help: "Seconds allowed for connecting and the startup sequence (at most 600).")
     var timeout: Double = 60
 
     @Option(help: "The radio's pairing PIN (6 digits), given when BlueZ pairs over BLE. Ignored by the other drivers and by --tcp/--serial.")
@@ -54,7 +54,7 @@ struct MeshTarget: ParsableArguments {
                 throw ValidationError("--pin wants the radio's PIN: up to 6 digits (got \(terminalSafe(pin)))")
             }
         }
-        guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
+        try Seconds.validate(timeout, option: "--timeout", maximum: 600)
     }
 
     /// Parses `HOST[:PORT]`.

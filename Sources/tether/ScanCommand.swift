@@ -11,8 +11,8 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "How long to scan, in seconds (at most a day).")
     var seconds: Double = 3
 
-    @Flag(help: "One JSON object per peripheral and line.")
-    var json = false
+    @OptionGroup var output: JSONOption
+    var json: Bool { output.json }
 
     func validate() throws {
         try Seconds.validate(seconds)

@@ -37,8 +37,8 @@ extension TybeCommands {
         @Option(name: .customLong("max-frame"), help: "Largest frame in bytes (the link's max write length; 5…255).")
         var maxFrame: Int = 255
 
-        @Flag(help: "{\"opcodes\":\"…\",\"frames\":[\"…\"],\"untypeable\":[…]} instead of text.")
-        var json = false
+        @OptionGroup var output: JSONOption
+        var json: Bool { output.json }
 
         func validate() throws {
             guard (0...255).contains(startSeq) else { throw ValidationError("--start-seq must be 0…255") }

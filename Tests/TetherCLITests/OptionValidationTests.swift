@@ -49,6 +49,28 @@ import Testing
         #expect(refusal(MeshCommands.Listen.self, ["--seconds", "0.5"]) == nil)
     }
 
+    /// `mesh --timeout` follows the same rule, with its own cap.
+    @Test(arguments: ["0", "-1", "nan", "601"])
+    func meshTimeoutRefusesAsSecondsDo(value: String) {
+        #expect(refusal(MeshCommands.Info.self, ["--timeout", value]) == "--timeout must be more than 0 and at most 600")
+        #expect(refusal(MeshCommands.Info.self, ["--timeout", "600"]) == nil)
+    }
+
+    /// `--json` and `--database` are one option group: the same on every command, and an empty
+    /// database path is refused before anything opens.
+    @Test func jsonAndDatabaseAreTheSameEverywhere() throws {
+        let stream = try GripFitCommands.Stream.parse(["--json", "--database", "/tmp/g.sqlite"])
+        #expect(stream.json && stream.database == "/tmp/g.sqlite")
+        let history = try FlockCommands.History.parse(["--json", "--database", "/tmp/f.sqlite"])
+        #expect(history.json && history.database == "/tmp/f.sqlite")
+        #expect(try ScanCommand.parse(["--json"]).json)
+        #expect(try !ScanCommand.parse([]).json)
+        #expect(refusal(GripFitCommands.Sessions.self, ["--database", ""]) == "--database needs a path")
+        #expect(refusal(FlockCommands.Export.self, ["--format", "csv", "--database", ""]) == "--database needs a path")
+        #expect(refusal(FlockCommands.History.self, ["--database", ""]) == "--database needs a path")
+        #expect(throws: (any Error).self) { try Tether.parseAsRoot(["mesh", "messages", "--database", ""]) }
+    }
+
     /// The radio can be named before the subcommand, as the README writes it, or after it.
     @Test func meshTargetOptionsGoBeforeOrAfterTheSubcommand() throws {
         for arguments in [["mesh", "--tcp", "radio.local:5000", "info"], ["mesh", "info", "--tcp", "radio.local:5000"]] {

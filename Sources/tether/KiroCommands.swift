@@ -37,29 +37,74 @@ extension KiroCommands {
         }
     }
 
-    /// `tether kiro encode <command> --json <json-or-@file>`.
+    /// `tether kiro encode <command> [<json> | @FILE | -]`, `--example` for a model to start from.
     struct Encode: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print a command's packet as hex.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print a command's packet as hex.",
+            discussion: """
+                The model is JSON with the field names of the Kiro protocol's models (dates \
+                "YYYY-MM-DD", times "YYYY-MM-DDTHH:mm:ss"), given inline, as @FILE, or as - to \
+                read standard input. `tether kiro encode --example day-pack` prints a complete \
+                example of each command's model, ready to edit.
+                """)
 
         @Argument(help: "pet-status, task-list, schedule, weather, time, day-pack, task-in-page or device-mode.")
         var command: CommandName
 
-        @Option(help: "The model as JSON, or @FILE to read it from a file.")
-        var json: String
+        @Argument(help: ArgumentHelp("The model as JSON, @FILE to read a file, or - for standard input.", valueName: "model"))
+        var model: String?
+
+        @Option(name: .customLong("json"), help: .hidden)
+        var legacyModel: String?
+
+        @Flag(help: "Print an example model of the command as JSON instead of encoding one.")
+        var example = false
 
         @Flag(help: "Append the CRC-16/CCITT-FALSE of the payload (later protocol versions).")
         var checksum = false
 
+        func validate() throws {
+            if model != nil, legacyModel != nil { throw ValidationError("give the model once (as an argument; --json is its old spelling)") }
+            if example, model ?? legacyModel != nil { throw ValidationError("--example prints a model; it takes none") }
+            if !example, model ?? legacyModel == nil {
+                throw ValidationError("give the model as JSON, @FILE or - (see `tether kiro encode --example \(command.rawValue)`)")
+            }
+        }
+
         func run() async throws {
+            if example {
+                print(command.example)
+                return
+            }
             do {
-                let text = json.hasPrefix("@") ? try String(contentsOfFile: String(json.dropFirst()), encoding: .utf8) : json
-                let packet = try command.command(from: Data(text.utf8)).packet(checksum: checksum)
+                let data = try Self.read(model ?? legacyModel ?? "")
+                let packet = try command.command(from: data).packet(checksum: checksum)
                 print(Data(packet).hexString(separator: " ", uppercase: true))
             } catch let error as DecodingError {
-                throw CLIError("invalid \(command.rawValue) JSON: \(describe(error))")
+                throw CLIError("invalid \(command.rawValue) JSON: \(describe(error)) (see `tether kiro encode --example \(command.rawValue)`)")
             } catch {
                 throw CLIError.from(error)
             }
+        }
+
+        /// The largest model read from a file or standard input (a day pack is a few KiB).
+        static let maximumModelBytes = 1 << 20
+
+        /// The model's bytes: inline JSON, `@FILE`, or `-` for standard input (bounded).
+        static func read(_ argument: String) throws -> Data {
+            let data: Data
+            if argument == "-" {
+                data = FileHandle.standardInput.readData(ofLength: maximumModelBytes + 1)
+            } else if argument.hasPrefix("@") {
+                let path = String(argument.dropFirst())
+                guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError("cannot read \(terminalSafe(path))") }
+                defer { try? handle.close() }
+                data = handle.readData(ofLength: maximumModelBytes + 1)
+            } else {
+                data = Data(argument.utf8)
+            }
+            guard data.count <= maximumModelBytes else { throw CLIError("the model is larger than \(maximumModelBytes / 1024) KiB") }
+            return data
         }
     }
 

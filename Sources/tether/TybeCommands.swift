@@ -69,10 +69,23 @@ extension TybeCommands {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var options: BridgeOptions
 
-        @Argument(help: "The text to type.")
+        @Argument(help: "The text to type, or - to type what standard input holds (at most 64 KiB).")
         var text: String
 
+        /// The most text `-` reads (a page of prose is a few KiB; every key is a frame).
+        static let maximumInputBytes = 64 * 1024
+
+        /// The text to type: the argument, or standard input for `-` (bounded, never buffered whole).
+        static func input(_ argument: String, from handle: FileHandle = .standardInput) throws -> String {
+            guard argument == "-" else { return argument }
+            let data = handle.readData(ofLength: maximumInputBytes + 1)
+            guard data.count <= maximumInputBytes else { throw CLIError("standard input holds more than \(maximumInputBytes / 1024) KiB; type it in parts") }
+            guard let text = String(data: data, encoding: .utf8) else { throw CLIError("standard input is not UTF-8 text") }
+            return text
+        }
+
         func run() async throws {
+            let text = try Self.input(text)
             let environment = try await Environment.make()
             try await TybeSetup.selectHost(options.host, in: environment)
             let client = TybeClient(central: environment.central, bridgeName: options.bridge)
@@ -118,7 +131,7 @@ extension TybeCommands {
         @OptionGroup var options: BridgeOptions
 
         func run() async throws {
-            guard isatty(STDIN_FILENO) != 0 else { throw CLIError("the live keyboard needs a terminal (use `tether tybe type` for piped text)") }
+            guard isatty(STDIN_FILENO) != 0 else { throw CLIError("the live keyboard needs a terminal (pipe text to `tether tybe type -` instead)") }
             let environment = try await Environment.make()
             try await TybeSetup.selectHost(options.host, in: environment)
             let client = TybeClient(central: environment.central, bridgeName: options.bridge)

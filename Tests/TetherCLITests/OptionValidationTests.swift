@@ -71,6 +71,15 @@ import Testing
         #expect(throws: (any Error).self) { try Tether.parseAsRoot(["mesh", "messages", "--database", ""]) }
     }
 
+    /// The README's completion instructions give scripts that complete subcommands and values.
+    @Test(arguments: [CompletionShell.bash, .zsh, .fish])
+    func completionScriptsKnowTheCommandsAndTheirValues(shell: CompletionShell) {
+        let script = Tether.completionScript(for: shell)
+        for word in ["gripfit", "decode-event", "day-pack", "csv", "corebluetooth", "database"] {
+            #expect(script.contains(word), "\(shell) completion lacks \(word)")
+        }
+    }
+
     /// The radio can be named before the subcommand, as the README writes it, or after it.
     @Test func meshTargetOptionsGoBeforeOrAfterTheSubcommand() throws {
         for arguments in [["mesh", "--tcp", "radio.local:5000", "info"], ["mesh", "info", "--tcp", "radio.local:5000"]] {

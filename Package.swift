@@ -381,7 +381,7 @@ let package = Package(
         .testTarget(
             name: "DeviceKitTests",
             dependencies: [
-                "TetherCore", "TetherSimulator",
+                "TetherCore", "TetherSimulator", "TetherWorld",
                 "GripFit", "GripFitEmulator", "Kiro", "KiroEmulator", "Tybe", "TybeEmulator",
                 "FlockFinder", "FlockFinderEmulator", "MeshCore", "MeshCoreEmulator",
             ]

@@ -17,19 +17,18 @@ struct DemoCommand: AsyncParsableCommand {
         guard let radio = environment.radio else {
             throw CLIError("the demo needs the simulator (it injects a link loss)")
         }
-        let story = DemoStory(central: environment.central, radio: radio)
+        guard let emulators = environment.emulators else {
+            throw CLIError("the demo needs the simulator's default world")
+        }
+        let context = DemoContext(central: environment.central, radio: radio, emulators: emulators, timeline: DemoTimeline())
         do {
-            try await story.run()
-            if let emulators = environment.emulators {
-                try await GripFitDemoChapter(central: environment.central, radio: radio, emulator: emulators.gripFit, timeline: story.timeline).run()
-                try await KiroDemoChapter(central: environment.central, radio: radio, emulator: emulators.kiro, timeline: story.timeline).run()
-                try await TybeDemoChapter(central: environment.central, bridge: emulators.tybe, timeline: story.timeline).run()
-                try await FlockDemoChapter(central: environment.central, emulator: emulators.flock, timeline: story.timeline).run()
-                try await MeshDemoChapter(central: environment.central, radio: radio, emulators: emulators, timeline: story.timeline).run()
+            // One chapter per device, in the registry's order (the echo peripheral's first).
+            for device in CLIDevices.all {
+                try await device.demoChapter(context)
             }
             print("\nDemo passed.")
         } catch {
-            story.timeline.fail("\(CLIError.from(error).message)")
+            context.timeline.fail("\(CLIError.from(error).message)")
             throw CLIError("demo failed: \(CLIError.from(error).message)")
         }
     }
@@ -66,7 +65,7 @@ final class DemoTimeline: @unchecked Sendable {
 struct DemoStory {
     let central: Central
     let radio: VirtualRadio
-    let timeline = DemoTimeline()
+    let timeline: DemoTimeline
 
     func run() async throws {
         print("Tether demo — simulated radio, echo peripheral\n")

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import TetherCore
 import TetherSimulator
+import TetherWorld
 #if os(Linux)
 import TetherBlueZPeripheral
 #endif
@@ -23,7 +24,7 @@ struct EmulateCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: ArgumentHelp("The emulator to serve (--list describes them).", valueName: "device"))
-    var device: EmulatedDevice?
+    var device: DeviceName?
 
     @Flag(help: "Serve it through BlueZ (bluetoothd), as a GATT application and an LE advertisement.")
     var bluez = false
@@ -47,7 +48,7 @@ struct EmulateCommand: AsyncParsableCommand {
     func validate() throws {
         if list { return }
         guard device != nil else {
-            throw ValidationError("name the emulator to serve: \(EmulatedDevice.allValueStrings.joined(separator: ", ")) (or --list)")
+            throw ValidationError("name the emulator to serve: \(DeviceName.allValueStrings.joined(separator: ", ")) (or --list)")
         }
         if let readvertise, !(readvertise >= 0.5 && readvertise <= 3600) {
             throw ValidationError("--readvertise must be between 0.5 and 3600 seconds")
@@ -58,7 +59,7 @@ struct EmulateCommand: AsyncParsableCommand {
         if list { return await Self.printList() }
         guard let device else { return }
         guard bluez else {
-            throw CLIError("emulate serves \(device.rawValue) over the air, and BlueZ is the only way to do that for now: add --bluez (Linux, bluetoothd with an adapter)")
+            throw CLIError("emulate serves \(device.entry.id) over the air, and BlueZ is the only way to do that for now: add --bluez (Linux, bluetoothd with an adapter)")
         }
         #if os(Linux)
         try await serve(device)
@@ -70,20 +71,20 @@ struct EmulateCommand: AsyncParsableCommand {
     /// One line per emulator: name, advertised name, services, what it is.
     static func printList() async {
         print(pad("DEVICE", 9) + pad("ADVERTISED AS", 24) + pad("SERVICES", 38) + "WHAT")
-        for device in EmulatedDevice.allCases {
-            let setup = await EmulatedSetup.make(device, log: { _ in })
+        for entry in DeviceCatalog.all {
+            let setup = await EmulatedSetup.make(entry, log: { _ in })
             await setup.shutdown()
             let services = setup.services.map(\.uuidString).joined(separator: ",")
-            print(pad(device.rawValue, 9) + pad("\"\(terminalSafe(setup.name ?? ""))\"", 24) + pad(services.isEmpty ? "-" : services, 38) + device.summary)
+            print(pad(entry.id, 9) + pad("\"\(terminalSafe(setup.name ?? ""))\"", 24) + pad(services.isEmpty ? "-" : services, 38) + entry.summary)
         }
     }
 
     #if os(Linux)
-    private func serve(_ device: EmulatedDevice) async throws {
+    private func serve(_ device: DeviceName) async throws {
         // Before anything is registered: Ctrl-C from here on unregisters cleanly.
         let termination = Termination(stdin: untilStdinCloses)
         let printer = ActivityPrinter()
-        let setup = await EmulatedSetup.make(device, log: { printer.line($0) })
+        let setup = await EmulatedSetup.make(device.entry, log: { printer.line(terminalSafe($0)) })
         let configuration = BlueZPeripheralHostConfiguration(
             adapter: DriverSelection.current.adapter,
             readvertiseInterval: readvertise.map { .milliseconds(Int64(($0 * 1000).rounded())) },
@@ -120,9 +121,9 @@ struct EmulateCommand: AsyncParsableCommand {
             activity.cancel()
             ticker.cancel()
             await setup.shutdown()
-            throw CLIError("cannot serve \(device.rawValue) over BlueZ: \(started.flatMap { $0 } ?? "bluetoothd did not answer within 30 s")")
+            throw CLIError("cannot serve \(device.entry.id) over BlueZ: \(started.flatMap { $0 } ?? "bluetoothd did not answer within 30 s")")
         }
-        printer.line("serving \(device.rawValue) (\"\(terminalSafe(setup.name ?? ""))\", services \(setup.services.map(\.uuidString).joined(separator: ", "))); Ctrl-C stops")
+        printer.line("serving \(device.entry.id) (\"\(terminalSafe(setup.name ?? ""))\", services \(setup.services.map(\.uuidString).joined(separator: ", "))); Ctrl-C stops")
         let reason = await termination.wait()
         printer.line("\(reason): stopping")
         await host.stop()
@@ -133,7 +134,7 @@ struct EmulateCommand: AsyncParsableCommand {
         printer.tick()
         await setup.shutdown()
         if let reason = failure.get() {
-            throw CLIError("stopped serving \(device.rawValue): \(terminalSafe(reason))")
+            throw CLIError("stopped serving \(device.entry.id): \(terminalSafe(reason))")
         }
         printer.line("stopped: advertisement and GATT application unregistered")
     }
@@ -163,4 +164,46 @@ enum EmulatedSecurity: String, ExpressibleByArgument, CaseIterable {
         }
     }
     #endif
+}
+
+/// A device of the ``DeviceCatalog`` named on the command line.
+struct DeviceName: ExpressibleByArgument, Sendable {
+    let entry: DeviceEntry
+
+    init?(argument: String) {
+        guard let entry = DeviceCatalog.entry(id: argument) else { return nil }
+        self.entry = entry
+    }
+
+    static var allValueStrings: [String] { DeviceCatalog.all.map(\.id) }
+}
+
+/// One emulator on a virtual radio of its own (the host is that radio's only central), ready
+/// to be served over the air.
+struct EmulatedSetup: Sendable {
+    let radio: VirtualRadio
+    let peripheral: PeripheralID
+    /// The advertised name.
+    let name: String?
+    /// The advertised services.
+    let services: [BluetoothUUID]
+    /// Runs when a central connects (the FlockFinder drive starts over).
+    let centralConnected: @Sendable () async -> Void
+    /// Stops what the emulator runs in the background.
+    let shutdown: @Sendable () async -> Void
+
+    /// Builds the device's emulator on a new radio that runs in real time; `log` receives what
+    /// its world does besides GATT traffic (text from the emulated world, shown made safe).
+    @SimulationActor
+    static func make(_ entry: DeviceEntry, log: @escaping @Sendable (String) -> Void) -> EmulatedSetup {
+        let radio = VirtualRadio(clock: ContinuousClock())
+        let standalone = entry.makeStandalone(activity: log)
+        let peripheral = standalone.peripheral
+        radio.add(peripheral)
+        return EmulatedSetup(
+            radio: radio, peripheral: peripheral.id,
+            name: peripheral.advertisement.localName ?? peripheral.name,
+            services: peripheral.advertisement.serviceUUIDs,
+            centralConnected: standalone.centralConnected, shutdown: standalone.shutdown)
+    }
 }

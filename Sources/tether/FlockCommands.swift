@@ -3,6 +3,7 @@ import FlockFinder
 import Foundation
 import Logging
 import TetherCore
+import TetherWorld
 import TetherSimulator
 import FlockFinderStorage
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TetherCore
+import TetherWorld
 
 /// `tether scan`: list what the radio sees.
 struct ScanCommand: AsyncParsableCommand {
@@ -26,7 +27,7 @@ struct ScanCommand: AsyncParsableCommand {
             // BlueZ's fields arriving one by one): count each once, print what is new.
             var seenIDs: Set<PeripheralID> = []
             if !json {
-                print(pad("NAME", 22) + pad("ID", 38) + pad("RSSI", 6) + "SERVICES")
+                print(pad("NAME", 22) + pad("DEVICE", 12) + pad("ID", 38) + pad("RSSI", 6) + "SERVICES")
             }
             for await peripheral in stream {
                 seenIDs.insert(peripheral.id)
@@ -34,7 +35,8 @@ struct ScanCommand: AsyncParsableCommand {
                     print(jsonLine(ScanRecord(peripheral)))
                 } else {
                     let services = peripheral.advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ",")
-                    print(pad(terminalSafe(peripheral.displayName) ?? "(unnamed)", 22) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
+                    let device = DeviceCatalog.entry(matching: peripheral)?.name ?? "-"
+                    print(pad(terminalSafe(peripheral.displayName) ?? "(unnamed)", 22) + pad(device, 12) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
                 }
             }
             if !json { print("\(seenIDs.count) peripheral(s)") }
@@ -48,6 +50,8 @@ struct ScanCommand: AsyncParsableCommand {
 struct ScanRecord: Encodable {
     let type = "peripheral"
     let name: String?
+    /// Which of Tether's devices it is, by its advertisement (the ``DeviceCatalog`` id).
+    let device: String?
     let id: String
     let rssi: Int
     let services: [String]
@@ -57,6 +61,7 @@ struct ScanRecord: Encodable {
 
     init(_ p: DiscoveredPeripheral) {
         name = p.displayName
+        device = DeviceCatalog.entry(matching: p)?.id
         id = p.id.description
         rssi = p.rssi
         services = p.advertisement.serviceUUIDs.map(\.uuidString)

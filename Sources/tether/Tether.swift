@@ -18,10 +18,8 @@ struct Tether: AsyncParsableCommand {
             without hardware. auto says on standard error which one it chose and why.
             """,
         version: "0.1.0",
-        subcommands: [
-            ScanCommand.self, AdaptersCommand.self, DemoCommand.self, BenchCommand.self, GripFitCommands.self, KiroCommands.self,
-            TybeCommands.self, FlockCommands.self, MeshCommands.self, EmulateCommand.self,
-        ]
+        subcommands: [ScanCommand.self, AdaptersCommand.self, DemoCommand.self, BenchCommand.self]
+            + CLIDevices.commandGroups + [EmulateCommand.self]
     )
 
     /// Shown in the root help; the values are taken out of the command line before parsing.

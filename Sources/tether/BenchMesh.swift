@@ -1,5 +1,6 @@
 import Foundation
 import MeshCore
+import TetherCore
 
 /// MeshCore figures for `tether bench`: codec speed and the session's per-command cost.
 enum MeshBench {
@@ -25,7 +26,7 @@ enum MeshBench {
     /// Microseconds per command through `MeshCoreSession` over a `MockTransport` whose radio
     /// answers at once: serialization, encoding, reply matching and decoding, no link.
     static func commandRoundTrip(commands: Int = 20_000) async throws -> Double {
-        let mock = MockTransport()
+        let mock = MockTransport(streamsEndOnDisconnect: false)
         let session = MeshCoreSession(transport: mock)
         let sent = await mock.sentFrames()
         let selfInfo = MeshCoreFrame.selfInfo(SelfInfo(publicKey: Data(repeating: 7, count: 32), name: "Bench")).encoded()

@@ -10,7 +10,7 @@ struct SessionGuideTests {
 
     @Test("the guide's MockTransport walk-through")
     func guideExample() async throws {
-        let mock = MockTransport()
+        let mock = MockTransport(streamsEndOnDisconnect: false)
         let session = MeshCoreSession(transport: mock)
         // The radio's SELF_INFO must follow APP_START: answer each frame as it is sent.
         let sent = await mock.sentFrames()
@@ -46,7 +46,7 @@ struct SessionGuideTests {
 
     @Test("OK with a value is `00` + u32 LE; ERR is `01 code`")
     func helperBytes() async throws {
-        let mock = MockTransport()
+        let mock = MockTransport(streamsEndOnDisconnect: false)
         let frames = await mock.receivedData
         await mock.simulateOK()
         await mock.simulateOK(value: 42)

@@ -204,7 +204,7 @@ struct SessionManagerTests {
 
 /// Lets a reply closure push MSG_WAITING through the mock.
 final class MockBox: @unchecked Sendable {
-    var mock: MeshCore.MockTransport?
+    var mock: MockTransport?
     func pushWaiting() { push(Data([0x83])) }
     func push(_ frame: Data) {
         guard let mock else { return }

@@ -8,12 +8,12 @@ import TetherSimulator
 /// Plays a companion radio behind a `MockTransport`: decodes each frame the session sends and
 /// answers with whatever `reply` returns (nothing, for a radio that stays silent).
 actor FakeRadio {
-    let mock: MeshCore.MockTransport
+    let mock: MockTransport
     private(set) var commands: [MeshCoreCommand] = []
     private var reply: @Sendable (MeshCoreCommand) -> [Data]
     private var task: Task<Void, Never>?
 
-    init(mock: MeshCore.MockTransport = MeshCore.MockTransport(), reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard) async {
+    init(mock: MockTransport = MockTransport(streamsEndOnDisconnect: false), reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard) async {
         self.mock = mock
         self.reply = reply
         let frames = await mock.sentFrames()

@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 @testable import MeshCore
+import TetherCore
 import Testing
 
 @Suite("Session", .timeLimit(.minutes(3)))
@@ -8,7 +9,7 @@ struct SessionTests {
     @Test("send before connect throws not-connected; start connects and performs APP_START → SELF_INFO")
     func startPerformsAppStart() async throws {
         let world = await SessionWorld()
-        await #expect(throws: MeshTransportError.notConnected) { try await world.radio.mock.send(Data([0x16, 0x03])) }
+        await #expect(throws: BLEError.notConnected) { try await world.radio.mock.send(Data([0x16, 0x03])) }
         let info = try await world.session.start()
         #expect(info.name == "Base")
         #expect(info.radioFrequency == 869.525)

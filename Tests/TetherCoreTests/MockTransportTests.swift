@@ -195,12 +195,12 @@ struct MockTransportTests {
     @Test("connectError makes connect throw until cleared")
     func connectError() async throws {
         let mock = MockTransport()
-        await mock.setConnectError(.connectionTimeout)
-        #expect(await mock.connectError == .connectionTimeout)
+        await mock.setConnectError(BLEError.connectionTimeout)
+        #expect(await mock.connectError as? BLEError == .connectionTimeout)
         await #expect(throws: BLEError.connectionTimeout) { try await mock.connect() }
         #expect(await !mock.isConnected)
         #expect(await mock.connectCount == 0)
-        await mock.setConnectError(.bluetoothUnavailable(.poweredOff))
+        await mock.setConnectError(BLEError.bluetoothUnavailable(.poweredOff))
         await #expect(throws: BLEError.bluetoothUnavailable(.poweredOff)) { try await mock.connect() }
         await mock.setConnectError(nil)
         try await mock.connect()
@@ -212,7 +212,7 @@ struct MockTransportTests {
     func writeError() async throws {
         let mock = MockTransport(writeCharacteristic: rxPath)
         try await mock.connect()
-        await mock.setWriteError(.writeFailed(.att(ATTError(3))))
+        await mock.setWriteError(BLEError.writeFailed(.att(ATTError(3))))
         await #expect(throws: BLEError.writeFailed(.att(ATTError(3)))) { try await mock.send(Data([1])) }
         await #expect(throws: BLEError.writeFailed(.att(ATTError(3)))) {
             try await mock.write(Data([2]), to: batteryLevel, type: .withoutResponse)
@@ -226,7 +226,7 @@ struct MockTransportTests {
     @Test("notConnected wins over writeError")
     func notConnectedBeforeWriteError() async {
         let mock = MockTransport()
-        await mock.setWriteError(.operationTimeout)
+        await mock.setWriteError(BLEError.operationTimeout)
         await #expect(throws: BLEError.notConnected) { try await mock.send(Data([1])) }
     }
 
@@ -255,7 +255,7 @@ struct MockTransportTests {
         let observed = await mock.writeStream()
         let second = await mock.writeStream()
         try await mock.connect()
-        await mock.setWriteError(.operationTimeout)
+        await mock.setWriteError(BLEError.operationTimeout)
         _ = try? await mock.send(Data([0xFF]))  // rejected: not observed
         await mock.setWriteError(nil)
         try await mock.send(Data([1]))
@@ -280,5 +280,35 @@ struct MockTransportTests {
         try await mock.send(Data("bye".utf8))
         await answered
         #expect(await take(2, from: replies) == [Data("ack:hi".utf8), Data("ack:bye".utf8)])
+    }
+
+    @Test("a mock that may reconnect keeps its streams open across a disconnect; link changes are reported")
+    func streamsAcrossDisconnectAndLinkChanges() async throws {
+        let mock = MockTransport(streamsEndOnDisconnect: false)
+        let changes = await mock.linkChanges()
+        let received = await mock.receivedData
+        try await mock.connect()
+        await mock.disconnect()
+        await mock.simulateReceive(Data([1]))
+        try await mock.connect()
+        await mock.simulateLinkLoss(reconnecting: true)
+        #expect(await !mock.isConnected)
+        await mock.simulateReconnection()
+        #expect(await mock.isConnected)
+        await mock.simulateLinkLoss(reason: "gone")
+        #expect(await take(1, from: received) == [Data([1])])
+        #expect(await take(6, from: changes) == [
+            .connected, .disconnected(reason: nil), .connected, .reconnecting, .reconnected, .disconnected(reason: "gone"),
+        ])
+    }
+
+    @Test("sentFrames yields each payload as it is written")
+    func sentFramesFollowWrites() async throws {
+        let mock = MockTransport()
+        let frames = await mock.sentFrames()
+        try await mock.connect()
+        try await mock.send(Data([1, 2]))
+        try await mock.write(Data([3]), to: batteryLevel, type: .withoutResponse)
+        #expect(await take(2, from: frames) == [Data([1, 2]), Data([3])])
     }
 }

@@ -75,8 +75,8 @@ public actor TybeClient {
     private var listener: Task<Void, Never>?
     private var nextSeq: UInt8 = 0
     private var broadcaster = Broadcaster<TybeClientEvent>(bufferSize: 4096)
-    private var waiters: [UInt8: CheckedContinuation<TybeStatus?, Never>] = [:]
-    private var early: [UInt8: TybeStatus] = [:]
+    /// Compose frames waiting for their status (armed before each write).
+    private let frameStatuses: RequestCorrelator<TybeStatus>
     /// Silence longer than the status timeout drops the link (the bridge's heartbeat stopped).
     /// How often the bridge sends a status by itself (wire protocol: a heartbeat every 2 s).
     static let heartbeatInterval: Duration = .seconds(2)
@@ -134,6 +134,7 @@ public actor TybeClient {
         self.statusTimeout = statusTimeout
         // A heartbeat every 2 s, each allowed the status timeout to arrive.
         self.liveness = LivenessWatchdog(clock: clock, silence: statusTimeout + Self.heartbeatInterval)
+        self.frameStatuses = RequestCorrelator(clock: clock, maximumMessages: 1)
         self.window = max(1, window)
         self.keyCeiling = max(1, window)
         self.logger = logger
@@ -380,28 +381,31 @@ public actor TybeClient {
         nextSeq = frames.last.map { $0.seq &+ 1 } ?? nextSeq
         var statuses: [TybeStatus?] = Array(repeating: nil, count: frames.count)
         var acknowledged = 0
-        var inFlight: [(index: Int, task: Task<TybeStatus?, Never>)] = []
+        var inFlight: [(index: Int, ticket: RequestCorrelator<TybeStatus>.Ticket)] = []
+        // Tickets a failure left unsettled are forgotten, never kept.
+        defer { for pending in inFlight { frameStatuses.cancel(pending.ticket) } }
         for (index, frame) in frames.enumerated() {
             if inFlight.count >= window {
                 let oldest = inFlight.removeFirst()
-                statuses[oldest.index] = try await settle(oldest.task, seq: frames[oldest.index].seq)
+                statuses[oldest.index] = try await settle(oldest.ticket, seq: frames[oldest.index].seq)
                 acknowledged += 1
                 emit(.progress(sent: index, acknowledged: acknowledged, total: frames.count))
             }
             // Arm the wait before the write that provokes the status.
-            let waiter = armStatus(for: frame.seq)
+            let ticket = armStatus(for: frame.seq)
             do {
                 try await connection.write(frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
             } catch {
-                waiter.cancel()
+                frameStatuses.cancel(ticket)
                 await dropLink("write failed: \(describe(error))")
                 throw TybeClientError.linkFailed(describe(error))
             }
             emit(.frameSent(seq: frame.seq, keys: frame.opcodes.count / 3))
-            inFlight.append((index, waiter))
+            inFlight.append((index, ticket))
         }
-        for pending in inFlight {
-            statuses[pending.index] = try await settle(pending.task, seq: frames[pending.index].seq)
+        while !inFlight.isEmpty {
+            let pending = inFlight.removeFirst()
+            statuses[pending.index] = try await settle(pending.ticket, seq: frames[pending.index].seq)
             acknowledged += 1
             emit(.progress(sent: frames.count, acknowledged: acknowledged, total: frames.count))
         }
@@ -409,44 +413,26 @@ public actor TybeClient {
     }
 
     /// Waits for a frame's status. The bridge answers frames in order, each once the dongle
-    /// took it, so the timeout runs from the previous frame's status, not from the write.
-    private func settle(_ task: Task<TybeStatus?, Never>, seq: UInt8) async throws -> TybeStatus {
-        let clock = self.clock, timeout = statusTimeout
-        let timer = Task { [weak self] in
-            try? await clock.sleep(for: timeout)
-            if !Task.isCancelled { await self?.expire(seq) }
-        }
-        let status = await task.value
-        timer.cancel()
-        guard let status else {
-            await dropLink("no status for frame \(seq)")
-            throw TybeClientError.statusTimeout(seq: seq)
-        }
-        return status
+    /// took it, so the timeout runs from the previous frame's status, not from the write. No
+    /// status in time (or the link ending first) drops the link.
+    private func settle(_ ticket: RequestCorrelator<TybeStatus>.Ticket, seq: UInt8) async throws -> TybeStatus {
+        do {
+            if let status = try await frameStatuses.reply(to: ticket, timeout: statusTimeout).messages.last { return status }
+        } catch {}
+        await dropLink("no status for frame \(seq)")
+        throw TybeClientError.statusTimeout(seq: seq)
     }
 
-    /// A task that resolves with the status for `seq` (or nil when ``expire(_:)`` gives up).
-    private func armStatus(for seq: UInt8) -> Task<TybeStatus?, Never> {
-        early[seq] = nil
-        // A status that beats the waiter to the actor is parked in `early`, so none is missed.
-        return Task { [weak self] () -> TybeStatus? in
-            await self?.waitStatus(seq)
+    /// Arms the wait for `seq`'s status (a confirmation or an error), before the frame's write.
+    private func armStatus(for seq: UInt8) -> RequestCorrelator<TybeStatus>.Ticket {
+        frameStatuses.arm { status in
+            status.seq == seq && (status.ackReceived || status.errorCode != 0) ? .complete : .notMine
         }
     }
 
-    private func waitStatus(_ seq: UInt8) async -> TybeStatus? {
-        if let status = early.removeValue(forKey: seq) { return status }
-        return await withCheckedContinuation { waiters[seq] = $0 }
-    }
-
-    private func expire(_ seq: UInt8) {
-        waiters.removeValue(forKey: seq)?.resume(returning: nil)
-    }
-
+    /// Ends every wait for a status: the link is gone.
     private func failWaiters() {
-        let all = waiters
-        waiters.removeAll()
-        for waiter in all.values { waiter.resume(returning: nil) }
+        frameStatuses.failAll(TybeClientError.linkFailed("the link ended"))
     }
 
     // MARK: Internals
@@ -491,10 +477,8 @@ public actor TybeClient {
         }
         if status.ackReceived || status.errorCode != 0 {
             if keyStatus(status) { return }
-            if let waiter = waiters.removeValue(forKey: status.seq) {
-                waiter.resume(returning: status)
-            } else {
-                early[status.seq] = status
+            if !frameStatuses.deliver(status) {
+                logger.debug("A status no frame was waiting for", metadata: ["seq": "\(status.seq)"])
             }
         }
     }

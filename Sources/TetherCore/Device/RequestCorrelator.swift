@@ -1,0 +1,239 @@
+import Foundation
+
+/// Pairs a device's replies with the requests that provoked them: arm a request before the
+/// write, deliver every incoming message, and wait for the request's reply with a timeout on
+/// the injected clock.
+///
+/// The shape of MeshCore's commands, Tybe's frame statuses and any request/response protocol:
+///
+/// ```swift
+/// let ticket = correlator.arm { status in status.seq == frame.seq ? .complete : .notMine }
+/// try await connection.write(frame.bytes, to: TybeGATT.textInput, type: .withoutResponse)
+/// let status = try await correlator.reply(to: ticket, timeout: .seconds(3)).last!
+/// ```
+///
+/// - A reply that arrives before ``reply(to:timeout:)`` is called is kept for it: arming before
+///   the write is enough, whatever the scheduling.
+/// - ``deliver(_:)`` offers a message to the armed requests, oldest first; the first whose
+///   `accept` does not answer ``Match/notMine`` takes it. A ``Match/more`` frame is part of a
+///   multi-frame reply and restarts the timeout; ``Match/complete`` ends the reply.
+/// - Memory is bounded: at most `maximumFrames` frames are kept per reply (the rest are counted
+///   in ``Reply/omitted``), and nothing is kept for a message no request takes (``deliver(_:)``
+///   returns false and the caller decides: publish it, log it).
+/// - ``failAll(_:)`` (the link went down) and task cancellation end waits with an error; a
+///   timed-out request is forgotten, so a late reply is not taken by it.
+///
+/// It is a lock-protected class rather than an actor so that a client's receive path (often
+/// synchronous, inside the client's own actor) can deliver without a hop.
+public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
+    /// How a request classifies an incoming message.
+    public enum Match: Sendable {
+        /// The last (or only) message of the reply.
+        case complete
+        /// Part of a multi-message reply; more follow.
+        case more
+        /// Not a reply to this request.
+        case notMine
+    }
+
+    /// An armed request.
+    public struct Ticket: Sendable, Hashable {
+        fileprivate let id: Int
+    }
+
+    /// A request's reply.
+    public struct Reply: Sendable {
+        /// The messages kept, in arrival order (the ``Match/complete`` one last).
+        public var messages: [Message] = []
+        /// Messages of the reply beyond the kept ones.
+        public var omitted = 0
+    }
+
+    private struct Pending {
+        let accept: @Sendable (Message) -> Match
+        var reply = Reply()
+        var result: Result<Reply, any Error>?
+        var continuation: CheckedContinuation<Reply, any Error>?
+        var timer: Task<Void, Never>?
+        var timeout: Duration?
+    }
+
+    /// The most messages kept per reply.
+    public let maximumMessages: Int
+
+    private let timeline: Timeline
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var pending: [Int: Pending] = [:]
+    private var order: [Int] = []
+    private var nextID = 0
+
+    /// Creates a correlator whose timeouts run on `clock`, keeping at most `maximumMessages`
+    /// messages per reply.
+    public init(clock: any Clock<Duration>, maximumMessages: Int = 10_000) {
+        self.timeline = Timeline(clock)
+        self.maximumMessages = max(1, maximumMessages)
+    }
+
+    deinit {
+        for entry in pending.values { entry.timer?.cancel() }
+    }
+
+    /// Requests armed and not yet answered, failed or collected.
+    public var armedCount: Int { lock.withLock { pending.count } }
+
+    /// Arms a request; call it before the write that provokes the reply.
+    public func arm(_ accept: @escaping @Sendable (Message) -> Match) -> Ticket {
+        lock.withLock {
+            nextID += 1
+            pending[nextID] = Pending(accept: accept)
+            order.append(nextID)
+            return Ticket(id: nextID)
+        }
+    }
+
+    /// Waits for the reply to `ticket`: throws ``RequestCorrelatorError/timedOut`` when
+    /// `timeout` passes without a message of it (each ``Match/more`` message restarts it), the
+    /// error given to ``fail(_:with:)`` or ``failAll(_:)``, or `CancellationError` when the
+    /// task is cancelled. A ticket is collected once.
+    public func reply(to ticket: Ticket, timeout: Duration) async throws -> Reply {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Reply, any Error>) in
+                let ready: Result<Reply, any Error>? = lock.withLock {
+                    guard var entry = pending[ticket.id] else { return .failure(RequestCorrelatorError.unknownTicket) }
+                    if let result = entry.result {
+                        remove(ticket.id)
+                        return result
+                    }
+                    entry.continuation = continuation
+                    entry.timeout = timeout
+                    entry.timer = startTimer(ticket.id, timeout)
+                    pending[ticket.id] = entry
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            fail(ticket, with: CancellationError())
+        }
+    }
+
+    /// Offers `message` to the armed requests, oldest first. Returns false when none took it.
+    @discardableResult
+    public func deliver(_ message: Message) -> Bool {
+        let (taken, resume) = lock.withLock { () -> (Bool, (() -> Void)?) in
+            for id in order {
+                guard var entry = pending[id], entry.result == nil else { continue }
+                switch entry.accept(message) {
+                case .notMine:
+                    continue
+                case .more:
+                    keep(message, in: &entry)
+                    entry.timer?.cancel()
+                    entry.timer = entry.timeout.map { startTimer(id, $0) }
+                    pending[id] = entry
+                    return (true, nil)
+                case .complete:
+                    keep(message, in: &entry)
+                    pending[id] = entry
+                    return (true, settle(id, .success(entry.reply)))
+                }
+            }
+            return (false, nil)
+        }
+        resume?()
+        return taken
+    }
+
+    /// Ends the wait for `ticket` with `error` (a device's error reply; a write that failed).
+    public func fail(_ ticket: Ticket, with error: any Error) {
+        let resume = lock.withLock { settle(ticket.id, .failure(error)) }
+        resume?()
+    }
+
+    /// Forgets `ticket` without waking anyone (its write failed and nobody will wait for it).
+    /// A request that is armed must be collected with ``reply(to:timeout:)`` or cancelled, or
+    /// its entry stays.
+    public func cancel(_ ticket: Ticket) {
+        let timer = lock.withLock { () -> Task<Void, Never>? in
+            let timer = pending[ticket.id]?.timer
+            if let continuation = pending[ticket.id]?.continuation {
+                // Someone waits after all: they learn it was cancelled.
+                remove(ticket.id)
+                continuation.resume(throwing: CancellationError())
+            } else {
+                remove(ticket.id)
+            }
+            return timer
+        }
+        timer?.cancel()
+    }
+
+    /// Fails every armed request with `error` (the link went down).
+    public func failAll(_ error: any Error) {
+        let resumes = lock.withLock { order.compactMap { settle($0, .failure(error)) } }
+        for resume in resumes { resume() }
+    }
+
+    /// The oldest armed request still waiting for its reply (the one a reply that names no
+    /// request, such as MeshCore's ERR, answers).
+    public var oldestWaiting: Ticket? {
+        lock.withLock { order.first { pending[$0]?.result == nil }.map(Ticket.init(id:)) }
+    }
+
+    // MARK: - Internals (called with the lock held)
+
+    private func keep(_ message: Message, in entry: inout Pending) {
+        if entry.reply.messages.count < maximumMessages {
+            entry.reply.messages.append(message)
+        } else {
+            entry.reply.omitted += 1
+        }
+    }
+
+    /// Records `result`; hands it to a waiting continuation (returned, to resume outside the
+    /// lock) or keeps it for ``reply(to:timeout:)``.
+    private func settle(_ id: Int, _ result: Result<Reply, any Error>) -> (() -> Void)? {
+        guard var entry = pending[id], entry.result == nil else { return nil }
+        entry.timer?.cancel()
+        entry.timer = nil
+        if let continuation = entry.continuation {
+            remove(id)
+            return { continuation.resume(with: result) }
+        }
+        entry.result = result
+        pending[id] = entry
+        return nil
+    }
+
+    private func remove(_ id: Int) {
+        pending[id] = nil
+        order.removeAll { $0 == id }
+    }
+
+    private func startTimer(_ id: Int, _ timeout: Duration) -> Task<Void, Never> {
+        let timeline = self.timeline
+        let deadline = timeline.now + timeout
+        return Task { [weak self] in
+            do { try await timeline.sleep(until: deadline) } catch { return }
+            guard !Task.isCancelled, let self else { return }
+            let resume = self.lock.withLock { self.settle(id, .failure(RequestCorrelatorError.timedOut(timeout))) }
+            resume?()
+        }
+    }
+}
+
+/// Why a ``RequestCorrelator`` wait ended without a reply.
+public enum RequestCorrelatorError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No message of the reply came within the timeout.
+    case timedOut(Duration)
+    /// The ticket was never armed here, or was already collected.
+    case unknownTicket
+
+    public var description: String {
+        switch self {
+        case .timedOut(let timeout): "no reply within \(timeout)"
+        case .unknownTicket: "no such request is waiting"
+        }
+    }
+}

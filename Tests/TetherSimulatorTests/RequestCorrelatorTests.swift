@@ -1,0 +1,104 @@
+import Clocks
+import Foundation
+import Testing
+@testable import TetherCore
+
+/// The request/reply pairing MeshCore's commands and Tybe's statuses share, on a test clock.
+@Suite("Request correlator", .timeLimit(.minutes(1)))
+struct RequestCorrelatorTests {
+    /// Lets tasks run, then moves `clock` on by `duration` in 10 ms steps.
+    func advance(_ clock: TestClock<Duration>, _ duration: Duration) async {
+        var left = duration
+        while left > .zero {
+            for _ in 0..<5 { await Task.yield() }
+            await clock.advance(by: .milliseconds(10))
+            left -= .milliseconds(10)
+        }
+        for _ in 0..<5 { await Task.yield() }
+    }
+
+    @Test func aReplyThatArrivesBeforeTheWaitIsKeptForIt() async throws {
+        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let ticket = correlator.arm { $0 == 7 ? .complete : .notMine }
+        #expect(!correlator.deliver(6), "nobody asked for 6")
+        #expect(correlator.deliver(7))
+        let reply = try await correlator.reply(to: ticket, timeout: .seconds(1))
+        #expect(reply.messages == [7] && reply.omitted == 0)
+        #expect(correlator.armedCount == 0)
+        await #expect(throws: RequestCorrelatorError.unknownTicket) { try await correlator.reply(to: ticket, timeout: .seconds(1)) }
+    }
+
+    @Test func requestsTakeTheirOwnRepliesOldestFirst() async throws {
+        let correlator = RequestCorrelator<String>(clock: TestClock<Duration>())
+        let first = correlator.arm { $0.hasPrefix("a") ? .complete : .notMine }
+        let second = correlator.arm { $0.hasPrefix("a") || $0.hasPrefix("b") ? .complete : .notMine }
+        #expect(correlator.deliver("b1"))   // only the second takes b
+        #expect(correlator.deliver("a1"))   // both take a: the oldest wins
+        #expect(try await correlator.reply(to: first, timeout: .seconds(1)).messages == ["a1"])
+        #expect(try await correlator.reply(to: second, timeout: .seconds(1)).messages == ["b1"])
+    }
+
+    @Test func aMultiMessageReplyIsBoundedAndEachPartRestartsTheTimeout() async throws {
+        let clock = TestClock<Duration>()
+        let correlator = RequestCorrelator<Int>(clock: clock, maximumMessages: 3)
+        let ticket = correlator.arm { $0 == 0 ? .complete : .more }
+        let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(1)) }
+        for part in 1...5 {
+            await advance(clock, .milliseconds(900))
+            #expect(correlator.deliver(part))
+        }
+        await advance(clock, .milliseconds(900))
+        #expect(correlator.deliver(0))
+        let reply = try await waiting.value
+        #expect(reply.messages == [1, 2, 3] && reply.omitted == 3)
+    }
+
+    @Test func silenceTimesOutOnTheInjectedClockAndALateReplyIsNotTaken() async throws {
+        let clock = TestClock<Duration>()
+        let correlator = RequestCorrelator<Int>(clock: clock)
+        let ticket = correlator.arm { _ in .complete }
+        let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(3)) }
+        await advance(clock, .milliseconds(2_900))
+        await advance(clock, .milliseconds(200))
+        await #expect(throws: RequestCorrelatorError.timedOut(.seconds(3))) { try await waiting.value }
+        #expect(!correlator.deliver(1), "the timed-out request is gone")
+        #expect(correlator.armedCount == 0)
+    }
+
+    @Test func aLinkLossFailsEveryRequestWaitingOrNot() async throws {
+        struct Lost: Error, Equatable {}
+        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let waited = correlator.arm { _ in .complete }
+        let notYet = correlator.arm { _ in .complete }
+        let waiting = Task { try await correlator.reply(to: waited, timeout: .seconds(5)) }
+        for _ in 0..<20 { await Task.yield() }
+        correlator.failAll(Lost())
+        await #expect(throws: Lost.self) { try await waiting.value }
+        await #expect(throws: Lost.self) { try await correlator.reply(to: notYet, timeout: .seconds(5)) }
+        #expect(correlator.armedCount == 0)
+    }
+
+    @Test func cancellingTheWaitOrTheTicketLeavesNothingBehind() async throws {
+        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let ticket = correlator.arm { _ in .complete }
+        let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
+        for _ in 0..<20 { await Task.yield() }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        let abandoned = correlator.arm { _ in .complete }
+        correlator.cancel(abandoned)
+        #expect(!correlator.deliver(1))
+        #expect(correlator.armedCount == 0)
+    }
+
+    @Test func anErrorReplyFailsTheOldestWaitingRequest() async throws {
+        struct Refused: Error {}
+        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let first = correlator.arm { _ in .notMine }
+        _ = correlator.arm { _ in .notMine }
+        let oldest = try #require(correlator.oldestWaiting)
+        #expect(oldest == first)
+        correlator.fail(oldest, with: Refused())
+        await #expect(throws: Refused.self) { try await correlator.reply(to: first, timeout: .seconds(1)) }
+    }
+}

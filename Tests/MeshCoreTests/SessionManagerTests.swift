@@ -95,6 +95,10 @@ struct SessionManagerTests {
             ? MeshCoreError.timeout(command: Self.commandName(code))
             : MeshCoreError.commandFailed(command: Self.commandName(code), code: .badState)).localizedDescription))
         #expect(await world.manager.state == .disconnected)
+        // The state events trail the call that caused them: await the last one.
+        await world.events.until { events in
+            events.last { if case .state = $0 { true } else { false } }.map { if case .state(.disconnected) = $0 { true } else { false } } ?? false
+        }
         #expect(await world.states.last == .disconnected)
         #expect(await !world.radio.mock.isConnected)
         #expect(await world.manager.lastError == error)

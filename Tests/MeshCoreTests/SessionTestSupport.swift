@@ -114,6 +114,22 @@ actor Collector<Element: Sendable> {
         }
     }
 
-    private func append(_ item: Element) { items.append(item) }
+    private var waiters: [(satisfied: @Sendable ([Element]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+    private func append(_ item: Element) {
+        items.append(item)
+        let ready = waiters.filter { $0.satisfied(items) }
+        waiters.removeAll { $0.satisfied(items) }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
     var count: Int { items.count }
+
+    /// Returns once the items collected satisfy `condition` (at once if they do): an event
+    /// delivered after the call that caused it is awaited, not polled for. Bounded by the
+    /// suite's time limit.
+    func until(_ condition: @escaping @Sendable ([Element]) -> Bool) async {
+        if condition(items) { return }
+        await withCheckedContinuation { waiters.append((condition, $0)) }
+    }
 }

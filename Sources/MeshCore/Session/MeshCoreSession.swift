@@ -82,8 +82,9 @@ public actor MeshCoreSession {
     // Command serialization: one command in flight, the rest wait in order.
     private var busy = false
     private var turnWaiters: [CheckedContinuation<Void, Never>] = []
-    private var pending: Pending?
-    private var nextCommandID = 0
+    /// The command in flight and its reply (one at a time: `busy` serializes them).
+    private let replies: RequestCorrelator<MeshCoreFrame>
+    private var commandInFlight: String?
 
     // Acknowledgements of direct messages.
     private struct AckWaiter {
@@ -121,6 +122,7 @@ public actor MeshCoreSession {
         self.logger = logger
         self.autoFetch = configuration.autoFetchMessages
         self.eventBroadcaster = Broadcaster(bufferSize: configuration.eventBufferSize)
+        self.replies = RequestCorrelator(clock: clock, maximumMessages: min(max(1, configuration.maximumReplyFrames), 1_000_000))
     }
 
     /// Pushes and fetched messages from now on.
@@ -169,7 +171,7 @@ public actor MeshCoreSession {
     /// The transport reported that the link went down: fail what is in flight at once rather
     /// than letting it time out.
     public func linkWentDown() {
-        guard isStarted || pending != nil else { return }
+        guard isStarted || replies.armedCount > 0 else { return }
         isStarted = false
         failPending(.linkLost)
     }
@@ -380,45 +382,35 @@ public actor MeshCoreSession {
         do { bytes = try command.encoded() } catch { throw MeshCoreError.invalidCommand(error) }
         await takeTurn()
         defer { releaseTurn() }
-        let id = nextCommandID
-        nextCommandID += 1
         let name = Self.name(of: command)
-        pending = Pending(id: id, name: name, accept: accept)
-        armTimer(id)
+        commandInFlight = name
+        defer { commandInFlight = nil }
+        let ticket = replies.arm { frame in
+            switch accept(frame) {
+            case .complete: .complete
+            case .more: .more
+            case .notMine: .notMine
+            }
+        }
         do {
             try await transport.send(bytes)
         } catch {
-            if pending?.id == id { pending?.timer?.cancel(); pending = nil }
+            replies.cancel(ticket)
             logger.warning("Send failed", metadata: ["command": "\(name)", "error": "\(error)"])
             throw (error as? MeshCoreError) ?? MeshCoreError.transport("\(error.localizedDescription)")
         }
-        return try await withTaskCancellationHandler {
-            try await waitForReply(id)
-        } onCancel: {
-            Task { [weak self] in await self?.cancelPending(id) }
-        }
-    }
-
-    private func cancelPending(_ id: Int) {
-        guard let current = pending, current.id == id, current.result == nil else { return }
-        finish(.failure(CancellationError()))
-    }
-
-    private func waitForReply(_ id: Int) async throws -> Reply {
-        try await withCheckedThrowingContinuation { continuation in
-            guard var current = pending, current.id == id else {
-                // Resolved (and cleared) while the send was in flight cannot happen: results
-                // are kept until collected. Being here means it was failed by a link loss.
-                continuation.resume(throwing: MeshCoreError.linkLost)
-                return
+        do {
+            let reply = try await replies.reply(to: ticket, timeout: configuration.commandTimeout)
+            if reply.omitted > 0 {
+                logger.warning("A reply was longer than kept", metadata: [
+                    "command": "\(name)", "kept": "\(reply.messages.count)", "omitted": "\(reply.omitted)"])
             }
-            if let result = current.result {
-                pending = nil
-                continuation.resume(with: result)
-            } else {
-                current.continuation = continuation
-                pending = current
-            }
+            return Reply(frames: reply.messages, omitted: reply.omitted)
+        } catch RequestCorrelatorError.timedOut {
+            logger.warning("Command timed out", metadata: ["command": "\(name)"])
+            throw MeshCoreError.timeout(command: name)
+        } catch RequestCorrelatorError.replyTooLong(let frames) {
+            throw MeshCoreError.replyTooLong(command: name, frames: frames)
         }
     }
 
@@ -434,16 +426,6 @@ public actor MeshCoreSession {
 
     // MARK: Internals
 
-    private struct Pending {
-        let id: Int
-        let name: String
-        let accept: @Sendable (MeshCoreFrame) -> ReplyMatch
-        var reply = Reply()
-        var result: Result<Reply, any Error>?
-        var continuation: CheckedContinuation<Reply, any Error>?
-        var timer: Task<Void, Never>?
-    }
-
     private let expectingOK: @Sendable (MeshCoreFrame) -> ReplyMatch = { frame in
         if case .ok = frame { .complete } else { .notMine }
     }
@@ -457,37 +439,8 @@ public actor MeshCoreSession {
         if turnWaiters.isEmpty { busy = false } else { turnWaiters.removeFirst().resume() }
     }
 
-    private func armTimer(_ id: Int) {
-        pending?.timer?.cancel()
-        let clock = self.clock, timeout = configuration.commandTimeout
-        pending?.timer = Task { [weak self] in
-            try? await clock.sleep(for: timeout)
-            guard !Task.isCancelled else { return }
-            await self?.expire(id)
-        }
-    }
-
-    private func expire(_ id: Int) {
-        guard let current = pending, current.id == id, current.result == nil else { return }
-        logger.warning("Command timed out", metadata: ["command": "\(current.name)"])
-        finish(.failure(MeshCoreError.timeout(command: current.name)))
-    }
-
-    private func finish(_ result: Result<Reply, any Error>) {
-        guard var current = pending else { return }
-        current.timer?.cancel()
-        current.timer = nil
-        if let continuation = current.continuation {
-            pending = nil
-            continuation.resume(with: result)
-        } else {
-            current.result = result
-            pending = current
-        }
-    }
-
     private func failPending(_ error: MeshCoreError) {
-        if pending != nil, pending?.result == nil { finish(.failure(error)) }
+        replies.failAll(error)
     }
 
     /// Subscribes to the transport's frames afresh on every start: a transport may end its
@@ -529,41 +482,20 @@ public actor MeshCoreSession {
             handlePush(frame)
             return
         }
-        guard var current = pending, current.result == nil else {
-            unexpectedReply(frame)
-            return
-        }
-        if case .error(let code) = frame {
-            finish(.failure(MeshCoreError.commandFailed(command: current.name, code: code)))
-            return
-        }
-        if case .disabled = frame {
-            finish(.failure(MeshCoreError.disabled(command: current.name)))
-            return
-        }
-        switch current.accept(frame) {
-        case .complete:
-            current.reply.frames.append(frame)
-            pending = current
-            if current.reply.omitted > 0 {
-                logger.warning("A reply was longer than kept", metadata: [
-                    "command": "\(current.name)", "kept": "\(current.reply.frames.count)", "omitted": "\(current.reply.omitted)"])
-            }
-            finish(.success(current.reply))
-        case .more:
-            let limit = replyFrameLimit
-            if current.reply.frames.count < limit {
-                current.reply.frames.append(frame)
-            } else {
-                current.reply.omitted += 1
-            }
-            pending = current
-            if current.reply.frames.count + current.reply.omitted > 4 * limit {
-                finish(.failure(MeshCoreError.replyTooLong(command: current.name, frames: current.reply.frames.count + current.reply.omitted)))
+        // ERR and DISABLED answer the command in flight, whatever it asked for.
+        if let refused = replies.oldestWaiting, let name = commandInFlight {
+            switch frame {
+            case .error(let code):
+                replies.fail(refused, with: MeshCoreError.commandFailed(command: name, code: code))
                 return
+            case .disabled:
+                replies.fail(refused, with: MeshCoreError.disabled(command: name))
+                return
+            default:
+                break
             }
-            armTimer(current.id)
-        case .notMine:
+        }
+        if !replies.deliver(frame) {
             unexpectedReply(frame)
         }
     }

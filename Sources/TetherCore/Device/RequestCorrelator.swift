@@ -17,8 +17,8 @@ import Foundation
 /// - ``deliver(_:)`` offers a message to the armed requests, oldest first; the first whose
 ///   `accept` does not answer ``Match/notMine`` takes it. A ``Match/more`` frame is part of a
 ///   multi-frame reply and restarts the timeout; ``Match/complete`` ends the reply.
-/// - Memory is bounded: at most `maximumFrames` frames are kept per reply (the rest are counted
-///   in ``Reply/omitted``), and nothing is kept for a message no request takes (``deliver(_:)``
+/// - Memory is bounded: at most `maximumMessages` messages are kept per reply besides the
+///   closing one (the rest are counted in ``Reply/omitted``), and nothing is kept for a message no request takes (``deliver(_:)``
 ///   returns false and the caller decides: publish it, log it).
 /// - ``failAll(_:)`` (the link went down) and task cancellation end waits with an error; a
 ///   timed-out request is forgotten, so a late reply is not taken by it.
@@ -43,7 +43,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
 
     /// A request's reply.
     public struct Reply: Sendable {
-        /// The messages kept, in arrival order (the ``Match/complete`` one last).
+        /// The messages kept, in arrival order (the ``Match/complete`` one, always kept, last).
         public var messages: [Message] = []
         /// Messages of the reply beyond the kept ones.
         public var omitted = 0
@@ -60,6 +60,10 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
 
     /// The most messages kept per reply.
     public let maximumMessages: Int
+    /// A reply longer than this (kept and omitted) fails with
+    /// ``RequestCorrelatorError/replyTooLong(messages:)``: a peer that never ends a reply
+    /// cannot hold a request forever.
+    public let abandonAfter: Int
 
     private let timeline: Timeline
     // Guarded by `lock`.
@@ -69,10 +73,12 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     private var nextID = 0
 
     /// Creates a correlator whose timeouts run on `clock`, keeping at most `maximumMessages`
-    /// messages per reply.
-    public init(clock: any Clock<Duration>, maximumMessages: Int = 10_000) {
+    /// messages per reply and failing a reply longer than `abandonAfter` (default: four times
+    /// what is kept).
+    public init(clock: any Clock<Duration>, maximumMessages: Int = 10_000, abandonAfter: Int? = nil) {
         self.timeline = Timeline(clock)
         self.maximumMessages = max(1, maximumMessages)
+        self.abandonAfter = max(self.maximumMessages, abandonAfter ?? 4 * self.maximumMessages)
     }
 
     deinit {
@@ -129,12 +135,18 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                     continue
                 case .more:
                     keep(message, in: &entry)
+                    pending[id] = entry
+                    let length = entry.reply.messages.count + entry.reply.omitted
+                    if length > abandonAfter {
+                        return (true, settle(id, .failure(RequestCorrelatorError.replyTooLong(messages: length))))
+                    }
                     entry.timer?.cancel()
                     entry.timer = entry.timeout.map { startTimer(id, $0) }
                     pending[id] = entry
                     return (true, nil)
                 case .complete:
-                    keep(message, in: &entry)
+                    // The closing message is always kept: it often carries the reply's summary.
+                    entry.reply.messages.append(message)
                     pending[id] = entry
                     return (true, settle(id, .success(entry.reply)))
                 }
@@ -229,11 +241,14 @@ public enum RequestCorrelatorError: Error, Sendable, Hashable, CustomStringConve
     case timedOut(Duration)
     /// The ticket was never armed here, or was already collected.
     case unknownTicket
+    /// The reply went on past the correlator's `abandonAfter` messages.
+    case replyTooLong(messages: Int)
 
     public var description: String {
         switch self {
         case .timedOut(let timeout): "no reply within \(timeout)"
         case .unknownTicket: "no such request is waiting"
+        case .replyTooLong(let messages): "the reply went on for \(messages) messages"
         }
     }
 }

@@ -117,7 +117,7 @@ public final class MeshCoreStreamHost {
             .childChannelInitializer { [weak self] channel in
                 ByteStreamChannel.wrap(channel).map { connection in
                     Task { @SimulationActor in
-                        if let self { self.attach(connection, kind: .tcp) } else { connection.channel.close(promise: nil) }
+                        if let self { self.attach(connection, kind: .tcp) } else { await ByteStreamChannel.discard(connection) }
                     }
                 }
             }
@@ -159,7 +159,7 @@ public final class MeshCoreStreamHost {
 
     private func attach(_ connection: ByteStreamChannel.Connection, kind: Kind) {
         guard !closed else {
-            connection.channel.close(promise: nil)
+            Task { await ByteStreamChannel.discard(connection) }
             return
         }
         nextClientID += 1

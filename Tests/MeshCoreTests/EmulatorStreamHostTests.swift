@@ -192,6 +192,40 @@ struct EmulatorStreamClosed: Error {}
         await { @SimulationActor in network.shutdown() }()
     }
 
+    /// Connections that arrive while the host closes are closed without a trace (NIO traps
+    /// when an async channel is dropped without finishing its writer: it crashed a test run).
+    @Test func connectionsArrivingWhileTheHostClosesAreClosedCleanly() async throws {
+        for _ in 0..<20 {
+            let (network, host) = await Self.makeHost()
+            let port = try await host.listen(host: "127.0.0.1", port: 0)
+            let clients = Task {
+                await withTaskGroup(of: EmulatorStreamClient?.self) { group in
+                    for _ in 0..<8 { group.addTask { try? await EmulatorStreamClient.tcp(port: port) } }
+                    var all: [EmulatorStreamClient] = []
+                    for await client in group { if let client { all.append(client) } }
+                    return all
+                }
+            }
+            await Task.yield()
+            await host.close()
+            for client in await clients.value { await client.close() }
+            await { @SimulationActor in network.shutdown() }()
+        }
+        // Still here: no connection was dropped unfinished. And the StreamTransport side: a
+        // disconnect while a connection opens discards it as cleanly.
+        let (network, host) = await Self.makeHost()
+        let port = try await host.listen(host: "127.0.0.1", port: 0)
+        for _ in 0..<20 {
+            let transport = StreamTransport.tcp(host: "127.0.0.1", port: port)
+            let opening = Task { try? await transport.connect() }
+            await transport.disconnect()
+            _ = await opening.value
+            await transport.disconnect()
+        }
+        await host.close()
+        await { @SimulationActor in network.shutdown() }()
+    }
+
     @Test func aNewTCPClientReplacesTheOldOne() async throws {
         let (network, host) = await Self.makeHost()
         let port = try await host.listen(host: "127.0.0.1", port: 0)

@@ -30,4 +30,11 @@ package enum ByteStreamChannel {
                 configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: bufferedReads)))
         }
     }
+
+    /// Closes a connection nobody will use. A `Connection` must end through `executeThenClose`
+    /// (which finishes its writer): one merely dropped after `channel.close()` traps in NIO's
+    /// debug checks ("Deinited NIOAsyncWriter without calling finish()").
+    package static func discard(_ connection: Connection) async {
+        try? await connection.executeThenClose { _, _ in }
+    }
 }

@@ -131,7 +131,7 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
         }
         guard mine == serial else {
             // disconnect() ran while we were opening.
-            try? await connection.channel.close()
+            await ByteStreamChannel.discard(connection)
             throw MeshTransportError.notConnected
         }
         channel = connection.channel

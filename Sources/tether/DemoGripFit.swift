@@ -27,7 +27,7 @@ struct GripFitDemoChapter {
 
         timeline.step("Tare (the device rests on the desk)")
         await emulator.setProfile(.idle)
-        try await GripFitFlow.tare(manager)
+        try await manager.tare()
         timeline.ok("S:TARED — readings are now relative to the resting load")
 
         timeline.step("A squeeze: ramp, hold, release (recording 3.2 s)")
@@ -40,7 +40,7 @@ struct GripFitDemoChapter {
         timeline.ok(String(format: "peak %.0f counts, average %.0f, %d samples", summary.maxForce, summary.averageForce, summary.sampleCount))
 
         timeline.step("Rate change to 50 ms")
-        try await GripFitFlow.setRate(manager, 50)
+        try await manager.changeSampleRate(ms: 50)
         let fast = try await GripFitFlow.record(manager, seconds: 1, output: .none)
         guard fast.summary.sampleCount >= 15 else { throw CLIError("expected ~20 readings at 50 ms, got \(fast.summary.sampleCount)") }
         timeline.ok("S:RATE:50 — \(fast.summary.sampleCount) readings in 1 s")

@@ -55,8 +55,8 @@ extension GripFitCommands {
             do {
                 let device = try await GripFitFlow.findAndConnect(manager)
                 if !json { print("Connected to \(terminalSafe(device.name)) (\(device.id)); firmware \(terminalSafe(await manager.deviceInfo?.firmwareVersion ?? "?"))") }
-                if let rate { try await GripFitFlow.setRate(manager, rate) }
-                if tare { try await GripFitFlow.tare(manager) }
+                if let rate { try await manager.changeSampleRate(ms: rate) }
+                if tare { try await manager.tare() }
                 // Ctrl-C or SIGTERM ends the recording early, and what was recorded is saved
                 // (before and after it they end the command as usual).
                 let termination = Termination(stdin: false)
@@ -172,53 +172,15 @@ extension GripFitCommands {
 enum GripFitFlow {
     /// Scans for a GripFit and connects to the first one; throws the manager's error state.
     static func findAndConnect(_ manager: BLEManager) async throws -> GripFitDevice {
-        let states = await manager.connectionStates()
-        await manager.startScanning()
-        var device: GripFitDevice?
-        for await devices in await manager.discoveredDeviceUpdates() {
-            if let first = devices.first { device = first; break }
-            if case .error(let error) = await manager.connectionState { throw error }
-        }
-        guard let device else { throw GripFitError.scanTimeout }
         let statuses = await manager.statuses()
-        await manager.connect(to: device)
-        connecting: for await state in states {
-            switch state {
-            case .connected: break connecting
-            case .error(let error): throw error
-            default: continue
-            }
-        }
-        // The device introduces itself (D: then S:READY) right after the subscription.
+        let device = try await manager.connectToFirstDevice()
+        // The device introduces itself (D: then S:READY) right after the subscription; the
+        // firmware line printed next comes from it.
         _ = try? await within(2, "device introduction") {
             for await status in statuses where status == .ready || status == .notReady { return true }
             return false
         }
         return device
-    }
-
-    /// Tares and waits for `S:TARED` (or fails on `S:NOT_READY`).
-    static func tare(_ manager: BLEManager) async throws {
-        let statuses = await manager.statuses()
-        await manager.sendTare()
-        let tared = try await within(6, "tare") { () -> Bool in
-            for await status in statuses {
-                if status == .tared { return true }
-                if status == .notReady { return false }
-            }
-            return false
-        }
-        guard tared else { throw CLIError("the GripFit reports NOT_READY: check the load cell") }
-    }
-
-    /// Sets the rate and waits for its confirmation.
-    static func setRate(_ manager: BLEManager, _ ms: Int) async throws {
-        let statuses = await manager.statuses()
-        await manager.setSampleRate(ms: ms)
-        _ = try await within(6, "rate change") { () -> Bool in
-            for await status in statuses { if case .rate = status { return true } }
-            return false
-        }
     }
 
     /// How `record` shows readings as they arrive.

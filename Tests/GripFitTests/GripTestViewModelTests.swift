@@ -75,6 +75,29 @@ struct GripTestViewModelTests {
         #expect(detector.rest == nil)
     }
 
+    @MainActor @Test func tareAndRateReportTheirOutcomeAsValues() async throws {
+        let clock = TestClock<Duration>()
+        let manager = MockBLEManager(clock: clock)
+        let model = GripTestViewModel(manager: manager)
+        // No link: refused, and the screen can say why.
+        #expect(await model.tare() == false)
+        #expect(model.commandError == .notConnected)
+        #expect(await model.setSampleRate(ms: 50) == false)
+        await model.startScanning()
+        while await manager.discoveredDevices.isEmpty {
+            for _ in 0..<5 { await Task.yield() }
+            await clock.advance(by: .milliseconds(10))
+        }
+        await model.connect(to: try #require(await manager.discoveredDevices.first))
+        while await manager.connectionState != .connected {
+            for _ in 0..<5 { await Task.yield() }
+            await clock.advance(by: .milliseconds(10))
+        }
+        #expect(await model.tare())
+        #expect(model.commandError == nil)
+        #expect(await model.setSampleRate(ms: 50))
+    }
+
     @MainActor @Test func theViewModelFollowsTheManagerAndSavesARecordedSession() async throws {
         let clock = TestClock<Duration>()
         let timeline = Timeline(clock: clock)

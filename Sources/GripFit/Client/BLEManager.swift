@@ -48,6 +48,8 @@ public actor BLEManager: BLEManagerProtocol {
     /// No reading for `staleAfter` sends `CMD:PING`; no answer within `pongTimeout` loses the link.
     private let liveness: LivenessWatchdog
     private var hasConnected = false
+    /// Commands waiting for the status that confirms them (TARED, RATE, PONG).
+    private let confirmations: RequestCorrelator<GripFitStatus>
 
     /// Creates a manager on `central`, taking time from `clock` and timestamps from `now`.
     public init(
@@ -60,6 +62,7 @@ public actor BLEManager: BLEManagerProtocol {
     ) {
         self.central = central
         self.liveness = LivenessWatchdog(clock: clock, silence: configuration.staleAfter, probeWindow: configuration.pongTimeout)
+        self.confirmations = RequestCorrelator(clock: clock, maximumMessages: 1)
         self.now = now
         self.configuration = configuration
         self.calibration = calibration
@@ -172,6 +175,39 @@ public actor BLEManager: BLEManagerProtocol {
         linkUp()
     }
 
+    /// Scans until the first GripFit appears, connects to it, and returns it once readings can
+    /// flow: the one-call form of ``startScanning()`` and ``connect(to:)``, for code that wants
+    /// an outcome rather than a state to watch. Throws what ``connectionState`` shows.
+    @discardableResult
+    public func connectToFirstDevice() async throws(GripFitError) -> GripFitDevice {
+        if case .connected = hub.state, let device = hub.devices.first { return device }
+        scanTask?.cancel()
+        scanTask = nil
+        guard await bluetoothIsUsable() else { throw Self.error(in: hub.state) ?? .bluetoothOff }
+        hub.setDevices([])
+        hub.setState(.scanning)
+        let peripheral: DiscoveredPeripheral
+        do {
+            peripheral = try await central.discover(filter: DeviceProfile.gripFit.scanFilter, timeout: configuration.scanTimeout)
+        } catch {
+            let failure = map(error)
+            hub.setState(.error(failure))
+            throw failure
+        }
+        found(peripheral)
+        guard let device = hub.devices.first(where: { $0.id == peripheral.id }) else { throw .scanTimeout }
+        await connect(to: device)
+        switch hub.state {
+        case .connected: return device
+        case .error(let failure): throw failure
+        default: throw .connectionFailed("the connection ended while it was being made")
+        }
+    }
+
+    private static func error(in state: GripFitConnectionState) -> GripFitError? {
+        if case .error(let error) = state { error } else { nil }
+    }
+
     public func disconnect() async {
         scanTask?.cancel()
         stopLinkTasks()
@@ -212,6 +248,7 @@ public actor BLEManager: BLEManagerProtocol {
         switch event {
         case .disconnected(_, let error):
             logger.warning("Link lost: \(error.map { "\($0)" } ?? "no error"); reconnecting")
+            confirmations.failAll(GripFitCommandError.linkLost)
             // A partial line from the old link must not glue onto the new one.
             framer.reset()
             hub.resetDeviceState()
@@ -255,6 +292,7 @@ public actor BLEManager: BLEManagerProtocol {
             case .reading, .status(.pong): liveness.heard()
             default: break
             }
+            if case .status(let status) = message { confirmations.deliver(status) }
             hub.publish(message, calibration: calibration, at: date)
         }
     }
@@ -268,6 +306,61 @@ public actor BLEManager: BLEManagerProtocol {
         let clamped = min(max(ms, GripFitCommand.rateRange.lowerBound), GripFitCommand.rateRange.upperBound)
         if clamped != ms { logger.notice("Sample interval \(ms) ms clamped to \(clamped) ms") }
         await send(.setRate(ms: clamped))
+    }
+
+    /// Zeroes the scale and returns once the device confirms it (`S:TARED`).
+    ///
+    /// - Throws: ``GripFitCommandError/sensorNotReady`` when the device answers `S:NOT_READY`,
+    ///   ``GripFitCommandError/noConfirmation(command:)`` when it does not answer within
+    ///   `timeout`, or why the command could not be sent.
+    public func tare(timeout: Duration) async throws(GripFitCommandError) {
+        let status = try await command(.tare, timeout: timeout) { status in
+            status == .tared || status == .notReady
+        }
+        if status == .notReady { throw .sensorNotReady }
+    }
+
+    /// Changes the sample interval (clamped to 20…1000 ms) and returns the interval the device
+    /// confirms (`S:RATE:<ms>`).
+    @discardableResult
+    public func changeSampleRate(ms: Int, timeout: Duration) async throws(GripFitCommandError) -> Int {
+        let clamped = min(max(ms, GripFitCommand.rateRange.lowerBound), GripFitCommand.rateRange.upperBound)
+        let status = try await command(.setRate(ms: clamped), timeout: timeout) { status in
+            if case .rate = status { true } else { false }
+        }
+        guard case .rate(let confirmed) = status else { throw .noConfirmation(command: "RATE") }
+        return confirmed
+    }
+
+    /// Asks the device whether it is there and returns once it answers (`S:PONG`).
+    public func ping(timeout: Duration = .seconds(2)) async throws(GripFitCommandError) {
+        _ = try await command(.ping, timeout: timeout) { $0 == .pong }
+    }
+
+    /// Writes `command` and waits for the status `confirms` accepts (armed before the write).
+    private func command(
+        _ command: GripFitCommand, timeout: Duration, confirmedBy confirms: @escaping @Sendable (GripFitStatus) -> Bool
+    ) async throws(GripFitCommandError) -> GripFitStatus {
+        guard hub.state == .connected, let connection else { throw .notConnected }
+        let ticket = confirmations.arm { confirms($0) ? .complete : .notMine }
+        do {
+            try await connection.write(command.data, to: GripFitBLEConstants.writeCharacteristic, type: .withResponse)
+        } catch {
+            confirmations.cancel(ticket)
+            throw .writeFailed((error as? BLEError)?.errorDescription ?? "\(error)")
+        }
+        do {
+            guard let status = try await confirmations.reply(to: ticket, timeout: timeout).messages.last else {
+                throw GripFitCommandError.noConfirmation(command: command.text)
+            }
+            return status
+        } catch RequestCorrelatorError.timedOut {
+            throw .noConfirmation(command: command.text)
+        } catch let error as GripFitCommandError {
+            throw error
+        } catch {
+            throw .linkLost
+        }
     }
 
     private func send(_ command: GripFitCommand) async {

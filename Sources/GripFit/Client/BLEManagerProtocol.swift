@@ -39,6 +39,31 @@ extension GripFitError: LocalizedError {
     }
 }
 
+/// Why a command that waits for the device's confirmation (``BLEManager/tare(timeout:)``,
+/// ``BLEManager/changeSampleRate(ms:timeout:)``, ``BLEManager/ping(timeout:)``) did not get it.
+public enum GripFitCommandError: Error, Sendable, Hashable, LocalizedError {
+    /// No GripFit is connected.
+    case notConnected
+    /// The write failed.
+    case writeFailed(String)
+    /// The device answered `S:NOT_READY`: the load cell does not respond.
+    case sensorNotReady
+    /// The device did not confirm the command in time.
+    case noConfirmation(command: String)
+    /// The link dropped before the confirmation came.
+    case linkLost
+
+    public var errorDescription: String? {
+        switch self {
+        case .notConnected: "No GripFit is connected."
+        case .writeFailed(let why): "The command could not be sent: \(why)"
+        case .sensorNotReady: "The GripFit reports NOT_READY: check the load cell."
+        case .noConfirmation(let command): "The GripFit did not confirm \(command) in time."
+        case .linkLost: "The connection to the GripFit was lost before it answered."
+        }
+    }
+}
+
 /// The manager's connection state; every error surfaces here (guide §4.2).
 public enum GripFitConnectionState: Sendable, Hashable {
     /// Not connected.
@@ -125,4 +150,23 @@ public protocol BLEManagerProtocol: Actor {
     func sendPing() async
     /// Changes the sample interval, clamped to 20...1000 ms (`CMD:RATE:<ms>`).
     func setSampleRate(ms: Int) async
+
+    /// Zeroes the scale and returns once the device confirms it (`S:TARED`), or throws why not.
+    func tare(timeout: Duration) async throws(GripFitCommandError)
+    /// Changes the sample interval (clamped) and returns the interval the device confirms.
+    @discardableResult
+    func changeSampleRate(ms: Int, timeout: Duration) async throws(GripFitCommandError) -> Int
+}
+
+extension BLEManagerProtocol {
+    /// ``tare(timeout:)`` with 5 s for the confirmation.
+    public func tare() async throws(GripFitCommandError) {
+        try await tare(timeout: .seconds(5))
+    }
+
+    /// ``changeSampleRate(ms:timeout:)`` with 5 s for the confirmation.
+    @discardableResult
+    public func changeSampleRate(ms: Int) async throws(GripFitCommandError) -> Int {
+        try await changeSampleRate(ms: ms, timeout: .seconds(5))
+    }
 }

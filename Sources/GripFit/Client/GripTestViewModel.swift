@@ -42,6 +42,8 @@ public final class GripTestViewModel {
     public private(set) var lastSavedSession: GripSessionSummary?
     /// Why the last save failed (nil after a successful one).
     public private(set) var saveError: String?
+    /// Why the last tare or rate change was not confirmed (nil after one that was).
+    public private(set) var commandError: GripFitCommandError?
     /// How many readings fit the chart window.
     public let chartWindow: Int
 
@@ -124,10 +126,33 @@ public final class GripTestViewModel {
     public func connect(to device: GripFitDevice) async { await manager.connect(to: device) }
     /// Disconnects.
     public func disconnect() async { await manager.disconnect() }
-    /// Zeroes the scale at the current load.
-    public func tare() async { await manager.sendTare() }
-    /// Asks for a sample interval (clamped to the firmware's range).
-    public func setSampleRate(ms: Int) async { await manager.setSampleRate(ms: ms) }
+    /// Zeroes the scale at the current load; true once the device confirmed it (otherwise
+    /// ``commandError`` says why).
+    @discardableResult
+    public func tare() async -> Bool {
+        do {
+            try await manager.tare()
+            commandError = nil
+            return true
+        } catch {
+            commandError = error
+            return false
+        }
+    }
+
+    /// Asks for a sample interval (clamped to the firmware's range); true once the device
+    /// confirmed it (otherwise ``commandError`` says why).
+    @discardableResult
+    public func setSampleRate(ms: Int) async -> Bool {
+        do {
+            try await manager.changeSampleRate(ms: ms)
+            commandError = nil
+            return true
+        } catch {
+            commandError = error
+            return false
+        }
+    }
     /// Forgets ``bestPeak``.
     public func resetPeak() { bestPeak = nil }
 

@@ -99,6 +99,20 @@ public actor MockBLEManager: BLEManagerProtocol {
         startStreaming()
     }
 
+    /// Tares at once (the mock device always confirms).
+    public func tare(timeout: Duration) async throws(GripFitCommandError) {
+        guard hub.state == .connected else { throw .notConnected }
+        await sendTare()
+    }
+
+    /// Applies the clamped interval at once and returns it.
+    @discardableResult
+    public func changeSampleRate(ms: Int, timeout: Duration) async throws(GripFitCommandError) -> Int {
+        guard hub.state == .connected else { throw .notConnected }
+        await setSampleRate(ms: ms)
+        return rateMs
+    }
+
     private var isError: Bool {
         if case .error = hub.state { return true }
         return false

@@ -106,7 +106,7 @@ public actor DetectionStore: DetectionRecorder {
         guard detection.confidence >= minimumConfidence else { return nil }
         let location = await locationProvider?.currentLocation()
         let row = DetectionRow(detection: detection, receivedAt: receivedAt, location: location)
-        let stored = try insert(row)
+        let stored = try await insert(row)
         // Concurrent records can finish out of receipt order, so sort rather than prepend.
         recent.append(stored)
         recent.sort(by: Self.isNewer)
@@ -116,10 +116,10 @@ public actor DetectionStore: DetectionRecorder {
         return stored
     }
 
-    /// Inserts synchronously: the actor serialises access anyway, and a synchronous write
-    /// keeps the row and ``recent`` updates free of further suspension points.
-    private func insert(_ row: DetectionRow) throws -> StoredDetection {
-        try dbQueue.write { db in
+    /// Inserts off the actor (GRDB's async write: no cooperative thread waits on the disk);
+    /// ``recent`` is sorted after, so records that finish out of order stay ordered.
+    private func insert(_ row: DetectionRow) async throws -> StoredDetection {
+        try await dbQueue.write { db in
             var row = row
             try row.insert(db)
             return row.stored
@@ -129,26 +129,26 @@ public actor DetectionStore: DetectionRecorder {
     // MARK: - Queries
 
     /// How many stored detections there are of each type (types with none are absent).
-    public func countsByType() throws -> [DetectionType: Int] {
-        let rows = try dbQueue.read { db in
+    public func countsByType() async throws -> [DetectionType: Int] {
+        // Plain values out of the closure: GRDB's async read hands back only Sendable ones.
+        let rows = try await dbQueue.read { db in
             try Row.fetchAll(
                 db,
                 sql: "SELECT type, COUNT(*) AS n FROM \(DetectionRow.databaseTableName) GROUP BY type"
-            )
+            ).map { row -> (String, Int) in (row["type"], row["n"]) }
         }
         var counts: [DetectionType: Int] = [:]
-        for row in rows {
-            let name: String = row["type"]
+        for (name, count) in rows {
             // Merge rather than assign: differently cased names map to the same known type.
-            counts[DetectionType(name: name), default: 0] += row["n"] as Int
+            counts[DetectionType(name: name), default: 0] += count
         }
         return counts
     }
 
     /// Stored detections, newest first, optionally only of one type and/or received at or
     /// after a date.
-    public func detections(type: DetectionType? = nil, since: Date? = nil) throws -> [StoredDetection] {
-        try dbQueue.read { db in
+    public func detections(type: DetectionType? = nil, since: Date? = nil) async throws -> [StoredDetection] {
+        try await dbQueue.read { db in
             var request = DetectionRow.newestFirst()
             if let type {
                 request = request.filter(DetectionRow.Columns.type == type.name)
@@ -161,8 +161,8 @@ public actor DetectionStore: DetectionRecorder {
     }
 
     /// All stored detections in receipt order (oldest first), the order of the exports.
-    private func chronological() throws -> [StoredDetection] {
-        try dbQueue.read { db in
+    private func chronological() async throws -> [StoredDetection] {
+        try await dbQueue.read { db in
             try DetectionRow
                 .order(DetectionRow.Columns.receivedAt.asc, DetectionRow.Columns.id.asc)
                 .fetchAll(db)
@@ -184,9 +184,9 @@ public actor DetectionStore: DetectionRecorder {
     /// quote, CR or LF are double-quoted with inner quotes doubled; text from the air that a
     /// spreadsheet would take for a formula starts with `'` (``csvText(_:)``). `receivedAt` is
     /// ISO 8601 UTC with milliseconds; absent values are empty fields.
-    public func exportCSV() throws -> String {
+    public func exportCSV() async throws -> String {
         var lines = [Self.csvHeader.joined(separator: ",")]
-        for stored in try chronological() {
+        for stored in try await chronological() {
             let detection = stored.detection
             let fields = [
                 Timestamp.string(from: stored.receivedAt),
@@ -228,10 +228,10 @@ public actor DetectionStore: DetectionRecorder {
     /// watch`, `history` and `parse` print), with its `id`, `receivedAt` and location. Read it
     /// back with ``decodeJSONExport(_:)`` (exports of earlier versions, whose `type` was the
     /// detection type, read too).
-    public func exportJSON() throws -> Data {
+    public func exportJSON() async throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(try chronological().map { DetectionRecord($0) })
+        return try encoder.encode(try await chronological().map { DetectionRecord($0) })
     }
 
     /// Reads an ``exportJSON()`` document back (receipt times to the millisecond).

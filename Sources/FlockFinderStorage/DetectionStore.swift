@@ -10,7 +10,7 @@ import FlockFinder
 ///
 /// Schema (migration `v1`): one `flockDetection` row per kept detection. `receivedAt` is REAL
 /// seconds since the Foundation reference date (2001-01-01 UTC), so dates round-trip exactly
-/// and sort numerically; `type` is the ``DetectionType/name``; `deviceUptimeMs` holds the
+/// and sort numerically; `type` is the `DetectionType/name`; `deviceUptimeMs` holds the
 /// UInt64's bit pattern as INTEGER; the location columns are NULL when it was unknown.
 public actor DetectionStore: DetectionRecorder {
     /// How many detections ``recent`` holds.
@@ -29,12 +29,13 @@ public actor DetectionStore: DetectionRecorder {
     /// bringing its schema up to date) and loads ``recent``.
     ///
     /// - Parameters:
+    ///   - path: the SQLite file (``defaultPath()`` for the shared data directory).
     ///   - minimumConfidence: the threshold below which ``record(_:receivedAt:)`` drops
     ///     detections, clamped to 0…1.
     ///   - locationProvider: asked for the phone's location as each detection is kept.
-    ///   - access: read-only (``TetherDatabase/Access/readOnly``) needs an existing
+    ///   - access: read-only (`TetherDatabase/Access/readOnly`) needs an existing
     ///     detection database and creates nothing; the file is shared safely with other
-    ///     processes either way (``TetherDatabase/open(path:access:)``).
+    ///     processes either way (`TetherDatabase/open(path:access:)`).
     public init(
         path: String,
         minimumConfidence: Double = 0.5,
@@ -182,7 +183,7 @@ public actor DetectionStore: DetectionRecorder {
     ///
     /// The first line is ``csvHeader``; lines end in CRLF. Fields containing a comma, double
     /// quote, CR or LF are double-quoted with inner quotes doubled; text from the air that a
-    /// spreadsheet would take for a formula starts with `'` (``csvText(_:)``). `receivedAt` is
+    /// spreadsheet would take for a formula starts with `'` (`csvText(_:)`). `receivedAt` is
     /// ISO 8601 UTC with milliseconds; absent values are empty fields.
     public func exportCSV() async throws -> String {
         var lines = [Self.csvHeader.joined(separator: ",")]

@@ -6,7 +6,7 @@ import GripFit
 /// The GripFit firmware as a virtual `_GRIPFIT` peripheral (guide §1).
 ///
 /// On subscription it sends `D:GRIPFIT,<version>` and `S:READY`, then streams `R:<value>` at
-/// the current rate along a ``ForceProfile``; it answers `CMD:PING`, `CMD:TARE`, `CMD:RATE:<ms>`
+/// the current rate along a `ForceProfile`; it answers `CMD:PING`, `CMD:TARE`, `CMD:RATE:<ms>`
 /// and `CMD:INFO`, keeps the tare offset in RAM (lost on power cycle), and can be put into the
 /// HX711 `NOT_READY` fault. Notifications can carry one line each, or fixed-size chunks that
 /// split and merge lines as a UART bridge does.

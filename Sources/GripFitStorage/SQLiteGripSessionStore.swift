@@ -4,7 +4,7 @@ import GRDB
 import TetherStorage
 import GripFit
 
-/// A ``GripSessionStore`` backed by an SQLite database (through GRDB).
+/// A `GripSessionStore` backed by an SQLite database (through GRDB).
 ///
 /// Schema (migration `gripfit.v1`): `gripSession` holds one row per summary, keyed by the session id
 /// as upper-case UUID text; `gripSample` holds the samples, referencing their session with
@@ -15,7 +15,7 @@ import GripFit
 public final class SQLiteGripSessionStore: GripSessionStore {
     private let dbQueue: DatabaseQueue
 
-    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// Opens the database at `path` (`TetherDatabase/open(path:access:)`: shared safely with
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing GripFit sessions database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {

@@ -4,7 +4,7 @@ import GRDB
 import TetherStorage
 import Kiro
 
-/// A ``FocusSessionStore`` backed by an SQLite database (through GRDB).
+/// A `FocusSessionStore` backed by an SQLite database (through GRDB).
 ///
 /// Schema (migration `kiro.v1`): `focusSession` holds one row per session, keyed by the session id
 /// as upper-case UUID text. `startedAt` and `endedAt` (NULL while open) are stored as Unix
@@ -12,7 +12,7 @@ import Kiro
 public final class SQLiteFocusSessionStore: FocusSessionStore {
     private let dbQueue: DatabaseQueue
 
-    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// Opens the database at `path` (`TetherDatabase/open(path:access:)`: shared safely with
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing Kiro focus sessions database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {

@@ -13,7 +13,7 @@ import TetherSimulator
 /// link does, and lets a contact listing go out one frame at a time as the firmware's does.
 ///
 /// The mesh side (``MeshNetwork``) delivers messages, channel posts, adverts and acks. All of
-/// it runs on the ``SimulationActor``, one handler at a time, as firmware on one core would.
+/// it runs on the `SimulationActor`, one handler at a time, as firmware on one core would.
 @SimulationActor
 public final class CompanionRadio {
     /// The node's 32-byte public key.

@@ -6,8 +6,8 @@ import TetherSimulator
 /// A ``CompanionRadio`` as a virtual BLE peripheral: a `MeshCore-…` radio with the Nordic
 /// UART Service, as the PocketMesh transport reaches it.
 ///
-/// Each write to ``MeshCoreBLE/writeCharacteristic`` is one command frame. Replies and pushes
-/// are notified on ``MeshCoreBLE/notifyCharacteristic`` one frame per notification, at least
+/// Each write to `MeshCoreBLE/writeCharacteristic` is one command frame. Replies and pushes
+/// are notified on `MeshCoreBLE/notifyCharacteristic` one frame per notification, at least
 /// ``notificationSpacing`` apart (the firmware's 60 ms), and only while the central is
 /// subscribed; until then they wait in the radio's outbox. The radio sees an app attached for
 /// as long as a central is connected.

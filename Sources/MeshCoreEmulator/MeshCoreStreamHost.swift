@@ -12,7 +12,7 @@ import TetherSimulator
 /// Frames use the stream framing: app → radio `<` + u16 LE length + frame, radio → app `>` +
 /// u16 LE length + frame, reassembled with a bound on length. One app at a time: a new TCP
 /// client replaces the previous one, as the WiFi firmware does; a serial descriptor becomes the
-/// app as soon as it sends a frame. Received frames hop to the ``SimulationActor`` to reach the
+/// app as soon as it sends a frame. Received frames hop to the `SimulationActor` to reach the
 /// radio; frames the radio produces are written in order as soon as they are ready.
 ///
 /// Memory stays bounded whatever an app sends (see ``Limits``): an app's commands are read

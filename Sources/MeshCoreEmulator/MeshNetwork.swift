@@ -11,7 +11,7 @@ import TetherSimulator
 /// count between two members is `max(1, a.hops + b.hops - 1)` (members at 1 hop are neighbours
 /// of each other). A recipient acknowledges a direct message and the ack travels back the same
 /// way, so SEND_CONFIRMED arrives one round trip after SENT. Everything runs on the
-/// ``SimulationActor``; under a test clock the whole mesh is deterministic.
+/// `SimulationActor`; under a test clock the whole mesh is deterministic.
 @SimulationActor
 public final class MeshNetwork {
     /// Virtual time of the mesh.

@@ -12,7 +12,7 @@ import MeshCore
 public final class MeshStore: MeshMessageStore {
     private let dbQueue: DatabaseQueue
 
-    /// Opens the database at `path` (``TetherDatabase/open(path:access:)``: shared safely with
+    /// Opens the database at `path` (`TetherDatabase/open(path:access:)`: shared safely with
     /// other processes). Read-write creates it and its folder if needed and brings its schema up
     /// to date; read-only needs an existing MeshCore database.
     public convenience init(path: String, access: TetherDatabase.Access = .readWrite) throws {

@@ -71,7 +71,7 @@ public struct BlueZDriverConfiguration: Sendable {
     }
 }
 
-/// The driver's view of the radio: a ``CentralState`` and, when it is not powered on, why.
+/// The driver's view of the radio: a `CentralState` and, when it is not powered on, why.
 public struct BlueZStatus: Sendable, Hashable, CustomStringConvertible {
     /// The state reported to the core.
     public var state: CentralState
@@ -101,9 +101,9 @@ public struct BlueZStatus: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The Linux driver: ``BLEDriver`` over BlueZ's D-Bus API (`org.bluez`).
+/// The Linux driver: `BLEDriver` over BlueZ's D-Bus API (`org.bluez`).
 ///
-/// Speaks D-Bus itself (``TetherDBus``): no library is loaded and nothing is needed at build
+/// Speaks D-Bus itself (`TetherDBus`): no library is loaded and nothing is needed at build
 /// time. Every BlueZ signal and reply is handled on one queue in bus order, so a read's reply
 /// is never reordered against the notifications that preceded it. A connection is reported
 /// only once `ServicesResolved` is true; writes without response are paced by BlueZ's replies
@@ -261,11 +261,11 @@ public final class BlueZDriver: BLEDriver, @unchecked Sendable {
     /// encryption, as CoreBluetooth does, but then bluetoothd asks the *default* agent, which
     /// may belong to another program (a desktop's, or a peripheral hosted in the same
     /// bluetoothd); pairing explicitly makes this driver's agent the one asked.
-    /// - Throws: ``DriverError/peripheralDisconnected`` when not connected,
-    ///   ``DriverError/encryptionFailed`` when the pairing failed or was refused (the message of
-    ///   bluetoothd is logged), ``DriverError/connectionTimeout`` when nobody answered in time,
-    ///   ``DriverError/other(_:)`` when a pairing is already under way,
-    ///   ``DriverError/bluetoothUnavailable(_:)`` when the driver has no bus.
+    /// - Throws: `DriverError/peripheralDisconnected` when not connected,
+    ///   `DriverError/encryptionFailed` when the pairing failed or was refused (the message of
+    ///   bluetoothd is logged), `DriverError/connectionTimeout` when nobody answered in time,
+    ///   `DriverError/other(_:)` when a pairing is already under way,
+    ///   `DriverError/bluetoothUnavailable(_:)` when the driver has no bus.
     public func pair(_ peripheral: PeripheralID) async throws(DriverError) {
         guard let central = await engine.value else { throw .bluetoothUnavailable(initialFailure.value?.state ?? .unsupported) }
         let result: Result<Void, DriverError> = await withCheckedContinuation { continuation in

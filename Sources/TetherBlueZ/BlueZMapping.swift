@@ -27,7 +27,7 @@ public enum BlueZMapping {
     /// The fixed first bytes of a BlueZ-derived ``PeripheralID``.
     static let idPrefix: [UInt8] = [0xB1, 0x0E, 0x2D, 0x00]
 
-    /// A stable ``PeripheralID`` for a device: derived from the adapter index and the device
+    /// A stable `PeripheralID` for a device: derived from the adapter index and the device
     /// address (so it survives restarts, like CoreBluetooth's identifiers) and reversible.
     public static func peripheralID(adapterIndex: UInt8, address: String) -> PeripheralID? {
         guard let bytes = addressBytes(address) else { return nil }
@@ -36,7 +36,7 @@ public enum BlueZMapping {
                                         uuid[8], uuid[9], uuid[10], uuid[11], uuid[12], uuid[13], uuid[14], uuid[15])))
     }
 
-    /// The adapter index and address a BlueZ-derived ``PeripheralID`` stands for.
+    /// The adapter index and address a BlueZ-derived `PeripheralID` stands for.
     public static func address(of id: PeripheralID) -> (adapterIndex: UInt8, address: String)? {
         let u = id.uuid.uuid
         let bytes = [u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]
@@ -99,7 +99,7 @@ public enum BlueZMapping {
 
     // MARK: Errors
 
-    /// A BlueZ error reply → a ``DriverError`` (the reverse of `create_gatt_dbus_error` in
+    /// A BlueZ error reply → a `DriverError` (the reverse of `create_gatt_dbus_error` in
     /// BlueZ's `src/gatt-client.c`), with the ATT code where one can be known.
     public static func driverError(name: String, message: String) -> DriverError {
         let lower = message.lowercased()
@@ -193,7 +193,7 @@ public enum BlueZMapping {
 
     // MARK: Advertisements
 
-    /// A `Device1`'s advertisement properties → ``AdvertisementData``. `ManufacturerData`
+    /// A `Device1`'s advertisement properties → `AdvertisementData`. `ManufacturerData`
     /// (`a{qv}`, company id → bytes) becomes Tether's "company id (little-endian) + payload".
     /// Only the first company's data is kept (the model holds one); keys typed as strings
     /// (bluezoo's `a{sv}`) are read too.

@@ -137,7 +137,7 @@ public struct BlueZPeripheralHostError: Error, Sendable, CustomStringConvertible
 /// advertisement (`LEAdvertisingManager1.RegisterAdvertisement`) on one adapter.
 ///
 /// The emulator is not modified: the host is a central on the emulator's own virtual radio
-/// (through ``SimulatedDriver``), so bluetoothd's `ReadValue`/`WriteValue`/`StartNotify` calls
+/// (through `SimulatedDriver`), so bluetoothd's `ReadValue`/`WriteValue`/`StartNotify` calls
 /// reach the same behaviour API the simulator uses, and the emulator's notifications become
 /// `PropertiesChanged(Value)` signals that BlueZ sends to subscribed centrals. The radio must
 /// be the host's alone (its event stream has one consumer) and run on a real clock.

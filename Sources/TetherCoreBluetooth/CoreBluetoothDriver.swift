@@ -19,13 +19,13 @@ public enum BluetoothAuthorization: String, Sendable, Hashable {
     case allowedAlways
 }
 
-/// A ``BLEDriver`` over CoreBluetooth's `CBCentralManager` and `CBPeripheral`.
+/// A `BLEDriver` over CoreBluetooth's `CBCentralManager` and `CBPeripheral`.
 ///
 /// The same source compiles against Apple's CoreBluetooth and, on Linux, against
 /// `CoreBluetoothLookalike` (the CoreBluetooth API on the simulator's virtual radio).
 ///
 /// Every delegate callback arrives on one serial queue and is turned into a
-/// ``BLEDriverEvent`` and yielded into ``events`` synchronously, in the order CoreBluetooth
+/// `BLEDriverEvent` and yielded into ``events`` synchronously, in the order CoreBluetooth
 /// called it — no task per callback, which is what reorders or loses notifications elsewhere.
 /// Commands hop onto the same queue, so CoreBluetooth objects are only touched there.
 ///
@@ -52,7 +52,7 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
     ///   - queue: A serial queue for CoreBluetooth's callbacks; nil creates a private one.
     ///   - restoreIdentifier: Opts into state restoration
     ///     (`CBCentralManagerOptionRestoreIdentifierKey`); restored peripherals arrive as
-    ///     ``BLEDriverEvent/willRestoreState(_:)`` before the first state change.
+    ///     `BLEDriverEvent/willRestoreState(_:)` before the first state change.
     ///   - showPowerAlert: Lets the system alert the user when Bluetooth is off.
     ///   - autoReconnect: Allows `CBConnectPeripheralOptionEnableAutoReconnect` where the OS has it.
     ///   - logger: Where the driver logs.

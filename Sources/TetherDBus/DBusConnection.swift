@@ -91,6 +91,10 @@ public final class DBusConnection: @unchecked Sendable {
     ///   - address: where the bus listens.
     ///   - label: the owning queue's label, for debuggers and logs.
     ///   - timeout: bound on connecting, authenticating and `Hello` together.
+    ///   - maximumMessageSize: the largest message accepted from the bus; a longer one ends
+    ///     the connection (the bus is a peer too).
+    ///   - maximumOutboundBytes: how much may wait to be written before sends are refused.
+    ///   - logger: where the connection logs.
     public static func connect(
         to address: DBusAddress, label: String = "tether.dbus", timeout: Duration = .seconds(10),
         maximumMessageSize: Int = defaultMaximumMessageSize, maximumOutboundBytes: Int = 64 * 1024 * 1024,

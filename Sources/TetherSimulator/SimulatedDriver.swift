@@ -1,7 +1,7 @@
 import Foundation
 import TetherCore
 
-/// The central's view of a ``VirtualRadio``: the embedded default ``BLEDriver``.
+/// The central's view of a ``VirtualRadio``: the embedded default `BLEDriver`.
 public final class SimulatedDriver: BLEDriver {
     /// The virtual world behind this driver.
     public let radio: VirtualRadio

@@ -78,10 +78,14 @@ extension VirtualPeripheral {
     /// the link it asks for: an emulator's side of the profile its client connects with.
     ///
     /// - Parameters:
+    ///   - profile: the device's GATT layout, advertisement and link.
+    ///   - id: the peripheral's identity on the radio.
     ///   - name: the advertised and GAP name (default: the profile's advertised name).
     ///   - values: what reads of these characteristics return at first.
     ///   - advertisement: replaces the advertisement derived from the profile.
     ///   - linkParameters: replaces the link derived from the profile's hints.
+    ///   - behavior: the firmware: what the peripheral does with writes, reads and subscriptions.
+    ///   - distance: metres from the central, for the RSSI.
     public nonisolated convenience init(
         profile: DeviceProfile,
         id: PeripheralID = PeripheralID(UUID()),

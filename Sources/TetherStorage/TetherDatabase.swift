@@ -80,8 +80,13 @@ public enum TetherDatabase {
     /// read-write open migrates it; either way `table` must then be there), or, with no path, a
     /// private in-memory database brought up to date (`access` does not apply to it).
     ///
-    /// - Parameter holding: what the store keeps, for the error when a file is someone else's
-    ///   ("GripFit sessions").
+    /// - Parameters:
+    ///   - path: the SQLite file, or nil for a private in-memory database.
+    ///   - access: read-write (create and migrate) or read-only (an existing file, untouched).
+    ///   - migrator: the store's schema, by migration.
+    ///   - table: the store's main table, which a file must hold to be the store's.
+    ///   - holding: what the store keeps, for the error when a file is someone else's
+    ///     ("GripFit sessions").
     public static func openStore(path: String?, access: Access = .readWrite, migrator: DatabaseMigrator,
                                  table: String, holding: String) throws -> DatabaseQueue {
         guard let path else {

@@ -12,7 +12,7 @@ import TetherSimulator
 import Tybe
 import TybeEmulator
 
-/// Every device Tether knows, in one list: what it is, its ``DeviceProfile``, where it sits in
+/// Every device Tether knows, in one list: what it is, its `DeviceProfile`, where it sits in
 /// the ``DefaultWorld``, and how to run its emulator on its own.
 ///
 /// The CLI's `scan` labels, `emulate` and `emulate --list` come from it (and its device

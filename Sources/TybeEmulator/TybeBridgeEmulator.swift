@@ -25,7 +25,7 @@ import TetherSimulator
 ///   pings the dongle before reporting, and the other unsolicited statuses probe it when it
 ///   is not linked, so a re-plugged dongle shows as linked within one heartbeat without any
 ///   typing, and an unplugged one stops being linked 2–4 s after it was pulled.
-/// - **Config.** Reads return the 10-byte ``TybeConfig``; a one-byte write 0…100 sets the ESB
+/// - **Config.** Reads return the 10-byte `TybeConfig`; a one-byte write 0…100 sets the ESB
 ///   channel, anything else is refused with ATT error 0x13 (``valueNotAllowed``).
 /// - **Control.** `0x01` requests a status; other values are ignored.
 @SimulationActor

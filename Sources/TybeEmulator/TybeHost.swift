@@ -4,7 +4,7 @@ import Tybe
 /// The computer the Tybe dongle is plugged into: a focused text field behind a US-QWERTY
 /// keyboard layout and a user-managed input source.
 ///
-/// With the English input source, ``AsciiKeymap/character(for:)`` decides what each keystroke
+/// With the English input source, `AsciiKeymap/character(for:)` decides what each keystroke
 /// types; with the Korean one, letter keys go through a Dubeolsik ``KoreanInputMethod`` and
 /// other keys commit the syllable being composed, then type as in English. Enter types
 /// `"\n"`, Tab `"\t"`, Backspace deletes (a jamo from the syllable being composed first).

@@ -22,7 +22,7 @@ public struct DetectionRecord: Codable, Sendable, Hashable {
     public var type: String { "detection" }
     /// The store's row id, for a stored detection.
     public var id: Int64?
-    /// When the phone received it (``Timestamp`` format).
+    /// When the phone received it (`Timestamp` format).
     public var receivedAt: String?
     /// The firmware's detection type (``DetectionType/name``).
     public var detectionType: String

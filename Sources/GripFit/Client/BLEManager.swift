@@ -2,11 +2,11 @@ import Foundation
 import Logging
 import TetherCore
 
-/// The GripFit manager over Bluetooth (guide §2.2), built on Tether's ``Central`` and
-/// ``ConnectionStateMachine``.
+/// The GripFit manager over Bluetooth (guide §2.2), built on Tether's `Central` and
+/// `ConnectionStateMachine`.
 ///
 /// It scans for the NUS service with `_GRIPFIT` as confirmation, connects within 5 s, subscribes
-/// to TX, buffers notifications into lines with the core's ``NewlineFramer``, parses them with
+/// to TX, buffers notifications into lines with the core's `NewlineFramer`, parses them with
 /// ``BLEMessageParser`` and publishes calibrated readings. A dropped link reconnects with backoff
 /// (1 s doubling to 30 s); a silent one (no reading for 2 s and no answer to `CMD:PING`) is
 /// treated as lost and reconnected the same way.

@@ -64,9 +64,11 @@ public final class GripTestViewModel {
     /// Creates a view model; call ``start()`` to follow the manager.
     ///
     /// - Parameters:
+    ///   - manager: the GripFit manager to follow (``BLEManager``, or ``MockBLEManager`` in previews).
     ///   - store: where ``stopRecording()`` saves sessions (none: they are only summarised).
     ///   - squeezeThreshold: force above rest that counts as a squeeze (``SqueezeDetector``).
     ///   - chartWindow: readings kept for the chart (600: a minute at 10 Hz).
+    ///   - now: the time stamped on recorded sessions (a fixed clock in tests).
     public init(
         manager: any BLEManagerProtocol,
         store: (any GripSessionStore)? = nil,

@@ -15,7 +15,7 @@ public struct KiroLogEntry: Sendable, Hashable, Identifiable {
 /// The Kiro app's screen state for SwiftUI: the link's phase, the event log, the selected task,
 /// the battery warning, the focus sessions closed since ``start()`` and their time, and send
 /// failures as values, all following a ``KiroSession`` (and, when given, its
-/// ``ConnectionStateMachine``).
+/// `ConnectionStateMachine`).
 ///
 /// The log keeps at most ``logLimit`` entries, newest first; at most ``logLimit`` focus
 /// sessions are kept.

@@ -108,6 +108,7 @@ public actor MeshCoreSession {
     ///   - configuration: Timeouts, app name, message format.
     ///   - clock: The clock timeouts run on (a test clock in tests).
     ///   - wallClock: The time stamped on messages sent.
+    ///   - logger: Where the session logs.
     public init(
         transport: any MeshTransport,
         configuration: Configuration = Configuration(),
@@ -222,7 +223,12 @@ public actor MeshCoreSession {
 
     /// Sends a direct message once; returns the radio's SENT (expected ack and timeout).
     ///
-    /// - Parameter destination: The recipient's public key or its first 6 bytes.
+    /// - Parameters:
+    ///   - destination: The recipient's public key or its first 6 bytes.
+    ///   - text: The message.
+    ///   - attempt: Which try this is (0 first); the radio stamps it so the recipient can
+    ///     tell a retry from a new message.
+    ///   - timestamp: The sender's clock (Unix seconds); now by default.
     public func sendMessage(to destination: Data, text: String, attempt: UInt8 = 0, timestamp: UInt32? = nil) async throws -> SentResult {
         let message = MeshCoreCommand.TextMessage(
             textType: .plain, attempt: attempt, timestamp: timestamp ?? epochNow(),

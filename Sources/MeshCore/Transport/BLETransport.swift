@@ -3,11 +3,11 @@ import Logging
 import TetherCore
 
 /// The BLE transport to a MeshCore radio (PocketMesh's `iOSBLETransport` role) on the core's
-/// ``TetherCore/ConnectionStateMachine``.
+/// `TetherCore/ConnectionStateMachine`.
 ///
 /// One bare frame per write (with response, serialized, 5 s timeout) and per notification on
 /// the Nordic UART Service. Discovery may take 40 s to leave room for the pairing dialog (radios
-/// bond with a PIN); ATT errors 5/8/14/15 surface as ``TetherCore/BLEError/pairingFailed(_:)``.
+/// bond with a PIN); ATT errors 5/8/14/15 surface as `TetherCore/BLEError/pairingFailed(_:)`.
 /// After a link loss the connection reconnects by itself (through the OS where the driver
 /// offers auto-reconnect); ``receivedData`` keeps flowing across reconnections, and the
 /// reconnection handler runs once the link is usable again.
@@ -84,7 +84,7 @@ public actor BLETransport: MeshTransport, MeshLinkReporting {
         get async { await connection.isConnected }
     }
 
-    /// Connects, discovers the NUS characteristics and subscribes (throws ``TetherCore/BLEError``).
+    /// Connects, discovers the NUS characteristics and subscribes (throws `TetherCore/BLEError`).
     public func connect() async throws {
         try await connection.connect()
     }

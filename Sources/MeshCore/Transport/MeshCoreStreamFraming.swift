@@ -35,7 +35,7 @@ public enum MeshCoreStreamFraming {
     /// then the payload.
     ///
     /// MeshCore frames are never empty (they start with a code byte); an empty payload would
-    /// produce a header that ``LengthPrefixedReassembler`` discards. The payload must be at
+    /// produce a header that `LengthPrefixedReassembler` discards. The payload must be at
     /// most `UInt16.max` bytes.
     public static func frame(_ payload: Data, direction: MeshCoreStreamDirection) -> Data {
         precondition(payload.count <= Int(UInt16.max), "payload exceeds the 16-bit length field")

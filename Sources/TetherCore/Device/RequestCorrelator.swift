@@ -98,7 +98,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Waits for the reply to `ticket`: throws ``RequestCorrelatorError/timedOut`` when
+    /// Waits for the reply to `ticket`: throws `RequestCorrelatorError/timedOut` when
     /// `timeout` passes without a message of it (each ``Match/more`` message restarts it), the
     /// error given to ``fail(_:with:)`` or ``failAll(_:)``, or `CancellationError` when the
     /// task is cancelled. A ticket is collected once.

@@ -27,7 +27,7 @@ public final class EchoPeripheral: PeripheralBehavior {
     }
 
     /// A virtual peripheral running this behaviour. `inputProperties` are the input's write
-    /// properties (``CharacteristicProperties/writeWithoutResponse`` alone makes a
+    /// properties (`CharacteristicProperties/writeWithoutResponse` alone makes a
     /// characteristic that takes only commands).
     public nonisolated static func makePeripheral(
         id: PeripheralID = PeripheralID(UUID()),

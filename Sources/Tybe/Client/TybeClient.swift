@@ -117,9 +117,14 @@ public actor TybeClient {
 
     /// Creates a client.
     /// - Parameters:
+    ///   - central: the central the bridge is reached through.
+    ///   - bridgeName: the bridge's advertised name (the spec's default name unless the user
+    ///     renamed it).
+    ///   - clock: the clock timeouts and the heartbeat watchdog run on (a test clock in tests).
     ///   - statusTimeout: how long a frame may wait for its status before the link is dropped.
     ///   - window: how many frames may be unacknowledged at once, in compose mode and at most in
     ///     keyboard mode (keep it below the bridge's queue).
+    ///   - logger: where the client logs.
     public init(
         central: Central,
         bridgeName: String = TybeGATT.defaultBridgeName,

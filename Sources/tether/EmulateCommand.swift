@@ -176,6 +176,9 @@ struct DeviceName: ExpressibleByArgument, Sendable {
     }
 
     static var allValueStrings: [String] { DeviceCatalog.all.map(\.id) }
+
+    /// Completes the catalog's ids (a non-enum argument would complete file names).
+    static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
 }
 
 /// One emulator on a virtual radio of its own (the host is that radio's only central), ready

@@ -243,7 +243,7 @@ enum GripFitFlow {
     }
 }
 
-/// A `reading` record (`gripfit stream --json`, `gripfit record --json`); `gripfit parse` prints
+/// A `reading` record (`gripfit stream --json`); `gripfit parse` prints
 /// the same type with `raw` only.
 struct ReadingLine: Encodable {
     let type = "reading"
@@ -257,7 +257,7 @@ struct ReadingLine: Encodable {
     }
 }
 
-/// A `session` record (`gripfit record --json`, `gripfit history --json`); `samples` only when
+/// A `session` record (`gripfit stream --json`, `gripfit sessions --json`); `samples` only when
 /// a recorded session could not be saved and is printed whole so it is not lost.
 struct SessionLine: Encodable {
     let type = "session"

@@ -4,9 +4,9 @@ import TetherCore
 
 // What `tether mesh` prints: each report has a text line and a JSON shape.
 
-/// An `info` record (`mesh info`).
+/// A `radioInfo` record (`mesh info`).
 struct MeshInfoReport: Encodable {
-    let type = "info"
+    let type = "radioInfo"
     let name: String
     let publicKey: String
     let frequencyMHz: Double
@@ -54,14 +54,15 @@ struct MeshContactRow: Encodable {
     let contactType: String
     let publicKey: String
     let path: String
-    let lastAdvert: UInt32
+    /// When the contact last advertised, by its clock.
+    let lastAdvert: String
 
     init(_ contact: MeshContact) {
         name = contact.name
         contactType = "\(contact.type)"
         publicKey = contact.publicKey.hexString
         path = contact.outPath.map { $0.isEmpty ? "direct" : "\($0.count) hop(s)" } ?? "flood"
-        lastAdvert = contact.lastAdvert
+        lastAdvert = Timestamp.string(unixSeconds: contact.lastAdvert)
     }
 
     var text: String { pad(terminalSafe(name), 18) + pad(contactType, 10) + pad(String(publicKey.prefix(12)), 14) + path }

@@ -63,4 +63,23 @@ struct CommandOutcomeTests {
         let world = await GripFitWorld()
         await #expect(throws: GripFitCommandError.notConnected) { try await world.manager.tare() }
     }
+
+    @Test func disconnectingEndsACommandThatWaitsAtOnce() async throws {
+        let world = await GripFitWorld()
+        try await world.connect()
+        let manager = world.manager, emulator = world.emulator
+        await { @SimulationActor in emulator.answersPing = false }()
+        let start = world.radio.timeline.now
+        let outcome = try await world.run { () -> GripFitCommandError? in
+            async let ping: GripFitCommandError? = {
+                do { try await manager.ping(timeout: .seconds(30)); return nil } catch { return error as? GripFitCommandError }
+            }()
+            // Disconnect once the ping has gone out.
+            while await !{ @SimulationActor in emulator.commandsReceived.contains("CMD:PING") }() { await Task.yield() }
+            await manager.disconnect()
+            return await ping
+        }
+        #expect(outcome == .linkLost)
+        #expect(world.radio.timeline.now - start < .seconds(30), "not the timeout")
+    }
 }

@@ -79,23 +79,34 @@ struct GripTestViewModelTests {
         let clock = TestClock<Duration>()
         let manager = MockBLEManager(clock: clock)
         let model = GripTestViewModel(manager: manager)
+        await model.start()
+        /// Advances virtual time until `condition` holds, failing after 20 s of it.
+        func until(_ what: String, _ condition: () async -> Bool) async throws {
+            var waited = Duration.zero
+            while !(await condition()) {
+                guard waited < .seconds(20) else { throw Timeout(what: what) }
+                for _ in 0..<5 { await Task.yield() }
+                await clock.advance(by: .milliseconds(10))
+                waited += .milliseconds(10)
+            }
+        }
         // No link: refused, and the screen can say why.
         #expect(await model.tare() == false)
         #expect(model.commandError == .notConnected)
         #expect(await model.setSampleRate(ms: 50) == false)
         await model.startScanning()
-        while await manager.discoveredDevices.isEmpty {
-            for _ in 0..<5 { await Task.yield() }
-            await clock.advance(by: .milliseconds(10))
-        }
+        try await until("a device") { await !manager.discoveredDevices.isEmpty }
         await model.connect(to: try #require(await manager.discoveredDevices.first))
-        while await manager.connectionState != .connected {
-            for _ in 0..<5 { await Task.yield() }
-            await clock.advance(by: .milliseconds(10))
-        }
+        try await until("connected") { await manager.connectionState == .connected }
         #expect(await model.tare())
         #expect(model.commandError == nil)
         #expect(await model.setSampleRate(ms: 50))
+        // Readings and the device's details belong to that link: a disconnect clears them.
+        try await until("readings and the device's details") { !model.chartReadings.isEmpty && model.deviceInfo != nil }
+        await model.disconnect()
+        try await until("disconnected") { model.connectionState == .disconnected }
+        #expect(model.chartReadings.isEmpty && model.latestReading == nil)
+        #expect(model.deviceInfo == nil && model.sampleIntervalMs == nil && model.readiness == .unknown)
     }
 
     @MainActor @Test func theViewModelFollowsTheManagerAndSavesARecordedSession() async throws {

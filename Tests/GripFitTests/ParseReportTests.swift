@@ -20,7 +20,7 @@ import Testing
             #"{"raw":834572,"type":"reading"}"#,
             #"{"status":"TARED","type":"status"}"#,
             #"{"ms":50,"status":"RATE","type":"status"}"#,
-            #"{"type":"info","version":"1.0"}"#,
+            #"{"type":"deviceInfo","version":"1.0"}"#,
             #"{"input":"R:abc","reason":"non-numeric reading \"R:abc\"","type":"invalid"}"#,
         ])
     }

@@ -78,6 +78,10 @@ import Testing
         for word in ["gripfit", "decode-event", "day-pack", "csv", "corebluetooth", "database"] {
             #expect(script.contains(word), "\(shell) completion lacks \(word)")
         }
+        // `emulate <device>` completes the catalog's ids, not file names.
+        if shell == .bash {
+            #expect(script.contains(#"'gripfit'$'\n''kiro'$'\n''tybe'$'\n''flock'$'\n''mesh'$'\n''echo'"#))
+        }
     }
 
     /// The radio can be named before the subcommand, as the README writes it, or after it.

@@ -101,4 +101,22 @@ struct RequestCorrelatorTests {
         correlator.fail(oldest, with: Refused())
         await #expect(throws: Refused.self) { try await correlator.reply(to: first, timeout: .seconds(1)) }
     }
+
+    @Test func aSecondWaitForTheSameTicketIsRefusedAndTheFirstStillGetsItsReply() async throws {
+        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let ticket = correlator.arm { _ in .complete }
+        let first = Task { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
+        for _ in 0..<50 { await Task.yield() }
+        await #expect(throws: RequestCorrelatorError.alreadyWaiting) { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
+        #expect(correlator.deliver(9))
+        #expect(try await first.value.messages == [9])
+    }
+
+    @Test func aReplyThatNeverEndsIsAbandoned() async throws {
+        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>(), maximumMessages: 2, abandonAfter: 5)
+        let ticket = correlator.arm { _ in .more }
+        for value in 1...6 { #expect(correlator.deliver(value)) }
+        await #expect(throws: RequestCorrelatorError.replyTooLong(messages: 6)) { try await correlator.reply(to: ticket, timeout: .seconds(1)) }
+        #expect(!correlator.deliver(7), "the abandoned request takes nothing more")
+    }
 }

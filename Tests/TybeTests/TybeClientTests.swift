@@ -233,6 +233,24 @@ struct TybeClientTests {
         #expect(waited >= .seconds(3) && waited <= .milliseconds(5_050), "\(waited)")
     }
 
+    @Test func cancellingAComposeLeavesTheLinkUp() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        try await world.run { try await client.connect() }
+        // The status of the first frame never comes: the compose waits for it.
+        await world.radio.inject(FaultRule(.writeWithoutResponse, on: TybeGATT.textInput, action: .noResponse, count: 1))
+        let outcome = try await world.run { () -> String in
+            let compose = Task { try await client.compose("wait") }
+            for _ in 0..<200 { await Task.yield() }
+            compose.cancel()
+            do { _ = try await compose.value; return "finished" } catch is CancellationError { return "cancelled" } catch { return "\(error)" }
+        }
+        #expect(outcome == "cancelled")
+        #expect(await client.linkState == .connected, "a cancelled wait is no reason to drop the bridge")
+        _ = try await world.run { try await client.compose("next") }
+        try await world.waitForHost("next")
+    }
+
     @Test func aMissingStatusDropsTheLinkAndTheNextActionReconnects() async throws {
         let world = await TybeWorld()
         let client = world.client

@@ -128,7 +128,13 @@ public struct DetectionRecord: Codable, Sendable, Hashable {
             }
             self.detectionType = detectionType
         } else {
-            detectionType = try container.decode(String.self, forKey: .type)
+            // The earlier schema: `type` was the detection type. A record that names itself a
+            // detection but has no `detectionType` is incomplete, not an old one.
+            let legacy = try container.decode(String.self, forKey: .type)
+            guard legacy != "detection" else {
+                throw DecodingError.keyNotFound(Key.detectionType, .init(codingPath: container.codingPath, debugDescription: "a detection record without its detectionType"))
+            }
+            detectionType = legacy
         }
         id = try container.decodeIfPresent(Int64.self, forKey: .id)
         receivedAt = try container.decodeIfPresent(String.self, forKey: .receivedAt)

@@ -48,6 +48,8 @@ public actor BLEManager: BLEManagerProtocol {
     /// No reading for `staleAfter` sends `CMD:PING`; no answer within `pongTimeout` loses the link.
     private let liveness: LivenessWatchdog
     private var hasConnected = false
+    /// The device of the current (or last) link.
+    private var currentDevice: GripFitDevice?
     /// Commands waiting for the status that confirms them (TARED, RATE, PONG).
     private let confirmations: RequestCorrelator<GripFitStatus>
 
@@ -148,6 +150,7 @@ public actor BLEManager: BLEManagerProtocol {
         scanTask?.cancel()
         scanTask = nil
         guard await bluetoothIsUsable() else { return }
+        currentDevice = device
         hub.setState(.connecting)
         let connection = await central.connection(to: device.id, configuration: DeviceProfile.gripFit.connectionConfiguration(
             connectionTimeout: configuration.connectionTimeout,
@@ -180,7 +183,15 @@ public actor BLEManager: BLEManagerProtocol {
     /// an outcome rather than a state to watch. Throws what ``connectionState`` shows.
     @discardableResult
     public func connectToFirstDevice() async throws(GripFitError) -> GripFitDevice {
-        if case .connected = hub.state, let device = hub.devices.first { return device }
+        switch hub.state {
+        case .connected:
+            if let currentDevice { return currentDevice }
+        case .connecting, .scanning:
+            // One link at a time: a scan or a (re)connection already under way is not replaced.
+            throw .connectionFailed("a scan or a connection is already under way")
+        default:
+            break
+        }
         scanTask?.cancel()
         scanTask = nil
         guard await bluetoothIsUsable() else { throw Self.error(in: hub.state) ?? .bluetoothOff }
@@ -236,6 +247,8 @@ public actor BLEManager: BLEManagerProtocol {
         for task in linkTasks { task.cancel() }
         linkTasks.removeAll()
         liveness.stop()
+        // No confirmation can come over a link nobody listens to any more.
+        confirmations.failAll(GripFitCommandError.linkLost)
     }
 
     private func linkUp() {
@@ -347,7 +360,13 @@ public actor BLEManager: BLEManagerProtocol {
             try await connection.write(command.data, to: GripFitBLEConstants.writeCharacteristic, type: .withResponse)
         } catch {
             confirmations.cancel(ticket)
-            throw .writeFailed((error as? BLEError)?.errorDescription ?? "\(error)")
+            switch error as? BLEError {
+            case .notConnected?, .disconnected?, .cancelled?:
+                // The link went away under the write (a disconnect, a drop).
+                throw .linkLost
+            default:
+                throw .writeFailed((error as? BLEError)?.errorDescription ?? "\(error)")
+            }
         }
         do {
             guard let status = try await confirmations.reply(to: ticket, timeout: timeout).messages.last else {
@@ -358,6 +377,8 @@ public actor BLEManager: BLEManagerProtocol {
             throw .noConfirmation(command: command.text)
         } catch let error as GripFitCommandError {
             throw error
+        } catch is CancellationError {
+            throw .cancelled
         } catch {
             throw .linkLost
         }

@@ -50,8 +50,10 @@ public enum GripFitCommandError: Error, Sendable, Hashable, LocalizedError {
     case sensorNotReady
     /// The device did not confirm the command in time.
     case noConfirmation(command: String)
-    /// The link dropped before the confirmation came.
+    /// The link dropped (or was closed) before the confirmation came.
     case linkLost
+    /// The task waiting for the confirmation was cancelled.
+    case cancelled
 
     public var errorDescription: String? {
         switch self {
@@ -60,6 +62,7 @@ public enum GripFitCommandError: Error, Sendable, Hashable, LocalizedError {
         case .sensorNotReady: "The GripFit reports NOT_READY: check the load cell."
         case .noConfirmation(let command): "The GripFit did not confirm \(command) in time."
         case .linkLost: "The connection to the GripFit was lost before it answered."
+        case .cancelled: "The command was cancelled before the GripFit answered."
         }
     }
 }

@@ -195,6 +195,15 @@ public final class GripTestViewModel {
             readiness = .unknown
         }
         connectionState = state
+        if state == .disconnected || state == .scanning {
+            // The link is over (not dropped and coming back): what the screen shows of that
+            // device must not pass for the next one's.
+            deviceInfo = nil
+            latestReading = nil
+            chartReadings.removeAll()
+            sampleIntervalMs = nil
+            readiness = .unknown
+        }
         if state == .connected {
             deviceInfo = await manager.deviceInfo
             readiness = await manager.sensorReadiness

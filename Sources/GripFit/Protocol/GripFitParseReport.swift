@@ -3,11 +3,11 @@ import Foundation
 /// One line of `tether gripfit parse --json`: what a raw line from the device decodes to.
 ///
 /// `{"type":"reading","raw":N}`, `{"type":"status","status":"TARED"}` (`"RATE"` with
-/// `"ms"`), `{"type":"info","version":"1.0"}`, or `{"type":"invalid","input":…,"reason":…}`.
+/// `"ms"`), `{"type":"deviceInfo","version":"1.0"}`, or `{"type":"invalid","input":…,"reason":…}`.
 /// A `reading` has the fields of the CLI's live reading record (`gripfit stream --json`) that a
 /// line alone can tell: `raw` is the device's value, before calibration.
 public struct GripFitParseReport: Encodable, Sendable, Hashable {
-    /// The record's type: `reading`, `status`, `info` or `invalid`.
+    /// The record's type: `reading`, `status`, `deviceInfo` or `invalid`.
     public let type: String
     /// The reading's value, as the device sent it.
     public var raw: Int32?
@@ -45,7 +45,7 @@ public struct GripFitParseReport: Encodable, Sendable, Hashable {
                 self.status = status.wireValue
             }
         case .success(.deviceInfo(let version)):
-            type = "info"
+            type = "deviceInfo"
             self.version = version
         case .failure(let failure):
             type = "invalid"

@@ -44,7 +44,7 @@ public protocol MeshLinkReporting: Sendable {
     func linkEvents() async -> AsyncStream<MeshLinkEvent>
 }
 
-/// Errors of the byte-stream and mock transports (BLE reports `TetherCore/BLEError`).
+/// Errors of the byte-stream transports (BLE and the `MockTransport` report `TetherCore/BLEError`).
 public enum MeshTransportError: Error, Sendable, Hashable, LocalizedError {
     /// `send` before `connect`, or after the link went down.
     case notConnected

@@ -2,7 +2,9 @@ import Foundation
 import TetherCore
 
 /// TetherCore's mock, named here too so a file that imports only MeshCore (as PocketMesh's
-/// guide does) finds it.
+/// guide does) finds it. Unlike MeshCore's earlier mock it ends its streams on disconnect unless
+/// created with `streamsEndOnDisconnect: false`, and refuses sends while disconnected with
+/// `BLEError.notConnected`, as the BLE transport does.
 public typealias MockTransport = TetherCore.MockTransport
 
 /// TetherCore's ``TetherCore/MockTransport`` is MeshCore's test transport too (PocketMesh's

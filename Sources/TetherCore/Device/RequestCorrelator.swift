@@ -56,6 +56,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         var continuation: CheckedContinuation<Reply, any Error>?
         var timer: Task<Void, Never>?
         var timeout: Duration?
+        /// Bumped whenever the timer is replaced: a timer that wakes for an older deadline
+        /// (a `.more` message restarted it meanwhile) does nothing.
+        var timerGeneration = 0
     }
 
     /// The most messages kept per reply.
@@ -111,9 +114,11 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                         remove(ticket.id)
                         return result
                     }
+                    guard entry.continuation == nil else { return .failure(RequestCorrelatorError.alreadyWaiting) }
                     entry.continuation = continuation
                     entry.timeout = timeout
-                    entry.timer = startTimer(ticket.id, timeout)
+                    entry.timerGeneration += 1
+                    entry.timer = startTimer(ticket.id, timeout, generation: entry.timerGeneration)
                     pending[ticket.id] = entry
                     return nil
                 }
@@ -141,7 +146,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                         return (true, settle(id, .failure(RequestCorrelatorError.replyTooLong(messages: length))))
                     }
                     entry.timer?.cancel()
-                    entry.timer = entry.timeout.map { startTimer(id, $0) }
+                    entry.timerGeneration += 1
+                    let generation = entry.timerGeneration
+                    entry.timer = entry.timeout.map { startTimer(id, $0, generation: generation) }
                     pending[id] = entry
                     return (true, nil)
                 case .complete:
@@ -167,18 +174,14 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     /// A request that is armed must be collected with ``reply(to:timeout:)`` or cancelled, or
     /// its entry stays.
     public func cancel(_ ticket: Ticket) {
-        let timer = lock.withLock { () -> Task<Void, Never>? in
-            let timer = pending[ticket.id]?.timer
-            if let continuation = pending[ticket.id]?.continuation {
-                // Someone waits after all: they learn it was cancelled.
-                remove(ticket.id)
-                continuation.resume(throwing: CancellationError())
-            } else {
-                remove(ticket.id)
-            }
-            return timer
+        let (timer, waiting) = lock.withLock { () -> (Task<Void, Never>?, CheckedContinuation<Reply, any Error>?) in
+            let entry = pending[ticket.id]
+            remove(ticket.id)
+            return (entry?.timer, entry?.continuation)
         }
         timer?.cancel()
+        // Someone waits after all: they learn it was cancelled.
+        waiting?.resume(throwing: CancellationError())
     }
 
     /// Fails every armed request with `error` (the link went down).
@@ -223,13 +226,16 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         order.removeAll { $0 == id }
     }
 
-    private func startTimer(_ id: Int, _ timeout: Duration) -> Task<Void, Never> {
+    private func startTimer(_ id: Int, _ timeout: Duration, generation: Int) -> Task<Void, Never> {
         let timeline = self.timeline
         let deadline = timeline.now + timeout
         return Task { [weak self] in
             do { try await timeline.sleep(until: deadline) } catch { return }
             guard !Task.isCancelled, let self else { return }
-            let resume = self.lock.withLock { self.settle(id, .failure(RequestCorrelatorError.timedOut(timeout))) }
+            let resume = self.lock.withLock { () -> (() -> Void)? in
+                guard self.pending[id]?.timerGeneration == generation else { return nil }
+                return self.settle(id, .failure(RequestCorrelatorError.timedOut(timeout)))
+            }
             resume?()
         }
     }
@@ -241,6 +247,8 @@ public enum RequestCorrelatorError: Error, Sendable, Hashable, CustomStringConve
     case timedOut(Duration)
     /// The ticket was never armed here, or was already collected.
     case unknownTicket
+    /// Someone is already waiting for this ticket's reply.
+    case alreadyWaiting
     /// The reply went on past the correlator's `abandonAfter` messages.
     case replyTooLong(messages: Int)
 
@@ -248,6 +256,7 @@ public enum RequestCorrelatorError: Error, Sendable, Hashable, CustomStringConve
         switch self {
         case .timedOut(let timeout): "no reply within \(timeout)"
         case .unknownTicket: "no such request is waiting"
+        case .alreadyWaiting: "the reply to this request is already awaited"
         case .replyTooLong(let messages): "the reply went on for \(messages) messages"
         }
     }

@@ -423,7 +423,16 @@ public actor TybeClient {
     private func settle(_ ticket: RequestCorrelator<TybeStatus>.Ticket, seq: UInt8) async throws -> TybeStatus {
         do {
             if let status = try await frameStatuses.reply(to: ticket, timeout: statusTimeout).messages.last { return status }
-        } catch {}
+        } catch is CancellationError {
+            // The caller gave up (a screen went away): the link is fine, the frames are not ours
+            // to wait for any more.
+            throw CancellationError()
+        } catch RequestCorrelatorError.timedOut {
+            // No status in time: handled below.
+        } catch {
+            // The link ended while we waited; it is already down.
+            throw TybeClientError.linkFailed("the link ended before the status of frame \(seq)")
+        }
         await dropLink("no status for frame \(seq)")
         throw TybeClientError.statusTimeout(seq: seq)
     }

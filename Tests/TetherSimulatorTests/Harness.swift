@@ -121,3 +121,19 @@ actor EventLog {
         events.compactMap { if case .reconnectScheduled(let attempt, let delay) = $0 { (attempt, delay) } else { nil } }
     }
 }
+
+extension TestClock<Duration> {
+    /// Moves the clock on by `duration` in 10 ms steps, letting tasks run before each step and
+    /// after the last (for code that only sleeps on the clock, such as the liveness watchdog
+    /// and the request correlator).
+    func advanceStepwise(by duration: Duration, step: Duration = .milliseconds(10)) async {
+        var left = duration
+        while left > .zero {
+            for _ in 0..<5 { await Task.yield() }
+            await advance(by: step)
+            left -= step
+        }
+        for _ in 0..<5 { await Task.yield() }
+    }
+}
+

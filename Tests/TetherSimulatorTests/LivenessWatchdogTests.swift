@@ -17,28 +17,17 @@ struct LivenessWatchdogTests {
         var answering: Bool { lock.withLock { answers } }
     }
 
-    /// Advances `clock` in 10 ms steps for `duration`, letting the watchdog's task run.
-    func advance(_ clock: TestClock<Duration>, _ duration: Duration) async {
-        var left = duration
-        while left > .zero {
-            for _ in 0..<5 { await Task.yield() }
-            await clock.advance(by: .milliseconds(10))
-            left -= .milliseconds(10)
-        }
-        for _ in 0..<5 { await Task.yield() }
-    }
-
     @Test func silenceWithoutAProbeIsDeathAtTheDeadlineOnce() async {
         let clock = TestClock<Duration>()
         let timeline = Timeline(clock: clock)
         let log = Log()
         let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(3))
         watchdog.start(dead: { log.record("dead", timeline.now) })
-        await advance(clock, .seconds(2))
+        await clock.advanceStepwise(by: .seconds(2))
         watchdog.heard()                       // at 2 s: the deadline moves to 5 s
-        await advance(clock, .milliseconds(2_900))
+        await clock.advanceStepwise(by: .milliseconds(2_900))
         #expect(log.all.isEmpty)
-        await advance(clock, .seconds(5))
+        await clock.advanceStepwise(by: .seconds(5))
         #expect(log.all.count == 1)
         let at = log.all.first?.1 ?? .zero
         #expect(at >= .seconds(5) && at <= .milliseconds(5_020), "\(at)")
@@ -53,14 +42,14 @@ struct LivenessWatchdogTests {
             log.record("probe", timeline.now)
             if log.answering { watchdog.heard() }
         }, dead: { log.record("dead", timeline.now) })
-        await advance(clock, .seconds(7))
+        await clock.advanceStepwise(by: .seconds(7))
         // Probed at 2 s and answered; the next period starts when the window ends (4 s): probed
         // again at 6 s.
         #expect(log.all.map(\.0) == ["probe", "probe"])
         let probes = log.all.map(\.1)
         #expect(probes.count == 2 && probes[1] - probes[0] >= .seconds(4) && probes[1] - probes[0] <= .milliseconds(4_030), "\(probes)")
         log.setAnswers(false)
-        await advance(clock, .seconds(6))
+        await clock.advanceStepwise(by: .seconds(6))
         let names = log.all.map(\.0)
         #expect(names.last == "dead")
         #expect(names.filter { $0 == "dead" }.count == 1)
@@ -75,10 +64,10 @@ struct LivenessWatchdogTests {
         let log = Log()
         let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(1))
         watchdog.start(dead: { log.record("dead", timeline.now) })
-        await advance(clock, .seconds(2))
+        await clock.advanceStepwise(by: .seconds(2))
         #expect(log.all.count == 1)
         watchdog.start(dead: { log.record("dead again", timeline.now) })
-        await advance(clock, .seconds(2))
+        await clock.advanceStepwise(by: .seconds(2))
         #expect(log.all.map(\.0) == ["dead", "dead again"])
     }
 
@@ -87,9 +76,9 @@ struct LivenessWatchdogTests {
         let log = Log()
         let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(1))
         watchdog.start(dead: { log.record("dead", .zero) })
-        await advance(clock, .milliseconds(500))
+        await clock.advanceStepwise(by: .milliseconds(500))
         watchdog.stop()
-        await advance(clock, .seconds(3))
+        await clock.advanceStepwise(by: .seconds(3))
         #expect(log.all.isEmpty)
     }
 }

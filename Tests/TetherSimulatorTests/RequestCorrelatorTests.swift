@@ -6,17 +6,6 @@ import Testing
 /// The request/reply pairing MeshCore's commands and Tybe's statuses share, on a test clock.
 @Suite("Request correlator", .timeLimit(.minutes(1)))
 struct RequestCorrelatorTests {
-    /// Lets tasks run, then moves `clock` on by `duration` in 10 ms steps.
-    func advance(_ clock: TestClock<Duration>, _ duration: Duration) async {
-        var left = duration
-        while left > .zero {
-            for _ in 0..<5 { await Task.yield() }
-            await clock.advance(by: .milliseconds(10))
-            left -= .milliseconds(10)
-        }
-        for _ in 0..<5 { await Task.yield() }
-    }
-
     @Test func aReplyThatArrivesBeforeTheWaitIsKeptForIt() async throws {
         let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
         let ticket = correlator.arm { $0 == 7 ? .complete : .notMine }
@@ -44,10 +33,10 @@ struct RequestCorrelatorTests {
         let ticket = correlator.arm { $0 == 0 ? .complete : .more }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(1)) }
         for part in 1...5 {
-            await advance(clock, .milliseconds(900))
+            await clock.advanceStepwise(by: .milliseconds(900))
             #expect(correlator.deliver(part))
         }
-        await advance(clock, .milliseconds(900))
+        await clock.advanceStepwise(by: .milliseconds(900))
         #expect(correlator.deliver(0))
         let reply = try await waiting.value
         #expect(reply.messages == [1, 2, 3, 0] && reply.omitted == 2)
@@ -58,8 +47,8 @@ struct RequestCorrelatorTests {
         let correlator = RequestCorrelator<Int>(clock: clock)
         let ticket = correlator.arm { _ in .complete }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(3)) }
-        await advance(clock, .milliseconds(2_900))
-        await advance(clock, .milliseconds(200))
+        await clock.advanceStepwise(by: .milliseconds(2_900))
+        await clock.advanceStepwise(by: .milliseconds(200))
         await #expect(throws: RequestCorrelatorError.timedOut(.seconds(3))) { try await waiting.value }
         #expect(!correlator.deliver(1), "the timed-out request is gone")
         #expect(correlator.armedCount == 0)

@@ -35,15 +35,13 @@ public final class SQLiteGripSessionStore: GripSessionStore {
     /// Where sessions are kept by default: `$TETHER_DATA_DIR/gripfit.sqlite` if that variable
     /// is set, otherwise `$XDG_DATA_HOME/tether/gripfit.sqlite`, falling back to
     /// `~/.local/share/tether/gripfit.sqlite`.
-    public static func defaultPath() -> String {
-        defaultPath(
-            environment: ProcessInfo.processInfo.environment,
-            homeDirectory: FileManager.default.homeDirectoryForCurrentUser.path
-        )
-    }
-
-    /// ``defaultPath()`` with its inputs made explicit, for tests.
-    static func defaultPath(environment: [String: String], homeDirectory: String) -> String {
+    ///
+    /// `environment` and `homeDirectory` are the process's unless given (tests and apps with
+    /// their own container pass theirs); the rule is `DataDirectory`'s.
+    public static func defaultPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        homeDirectory: String = FileManager.default.homeDirectoryForCurrentUser.path
+    ) -> String {
         DataDirectory.path(for: "gripfit.sqlite", environment: environment, homeDirectory: homeDirectory)
     }
 

@@ -30,8 +30,14 @@ public final class MeshStore: MeshMessageStore {
     }
 
     /// `$TETHER_DATA_DIR/meshcore.sqlite` (or the XDG data directory).
-    public static func defaultPath() -> String {
-        DataDirectory.path(for: "meshcore.sqlite")
+    ///
+    /// `environment` and `homeDirectory` are the process's unless given (tests and apps with
+    /// their own container pass theirs); the rule is `DataDirectory`'s.
+    public static func defaultPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        homeDirectory: String = FileManager.default.homeDirectoryForCurrentUser.path
+    ) -> String {
+        DataDirectory.path(for: "meshcore.sqlite", environment: environment, homeDirectory: homeDirectory)
     }
 
     private static var migrator: DatabaseMigrator {

@@ -39,3 +39,25 @@ struct FlockFinderViewModelTests {
         model.stop()
     }
 }
+
+/// A preview from the FlockFinder product alone: no radio, no driver, no client.
+@MainActor @Suite struct ViewModelPreviewTests {
+    @Test func aPreviewShowsItsDetectionsNewestFirstAndItsIntentsSaySoInsteadOfActing() async {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let older = ReceivedDetection(detection: Detection(type: .flockSafety, rssi: -60, confidence: 0.95), receivedAt: now)
+        let newer = ReceivedDetection(detection: Detection(type: .ring, rssi: -80, confidence: 0.4), receivedAt: now.addingTimeInterval(5))
+        let model = FlockFinderViewModel(preview: [older, newer])
+        #expect(model.detections == [newer, older])
+        #expect(model.countsByType == [.flockSafety: 1, .ring: 1])
+        #expect(model.connectionState == .connected)
+        model.minimumConfidence = 0.5
+        #expect(model.visibleDetections == [older])
+        await model.start()
+        await model.startScanning()
+        #expect(model.commandError == "a preview has no detector")
+        await model.setStreaming(true)
+        #expect(!model.isStreaming)
+        model.clear()
+        #expect(model.detections.isEmpty && model.countsByType.isEmpty)
+    }
+}

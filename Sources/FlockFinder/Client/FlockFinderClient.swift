@@ -48,6 +48,14 @@ public struct FlockFinderDevice: Sendable, Hashable, Identifiable {
     public let rssi: Int
     /// Whether it advertises the FlockFinder service (only those are auto-connected).
     public let advertisesService: Bool
+
+    /// Describes a detector (the client makes them from scans; previews make their own).
+    public init(id: PeripheralID, name: String?, rssi: Int, advertisesService: Bool) {
+        self.id = id
+        self.name = name
+        self.rssi = rssi
+        self.advertisesService = advertisesService
+    }
 }
 
 /// A detection as the app received it.

@@ -43,7 +43,8 @@ public final class FlockFinderViewModel {
         detections.filter { $0.detection.confidence >= minimumConfidence }
     }
 
-    private let client: FlockFinderClient
+    /// Nil for a preview (``init(preview:devices:connectionState:streamEvents:deviceRSSI:)``).
+    private let client: FlockFinderClient?
     @ObservationIgnored private nonisolated let tasks = TaskBag()
 
     /// Creates a view model; call ``start()`` to follow the client.
@@ -53,10 +54,32 @@ public final class FlockFinderViewModel {
         self.streamLimit = max(1, streamLimit)
     }
 
+    /// A view model showing fixed content and following no client: for SwiftUI previews and
+    /// screenshots, with nothing but the FlockFinder product (no radio, no driver). Its
+    /// intents change nothing and say so in ``commandError``; ``clear()`` and the confidence
+    /// filter work.
+    public init(
+        preview detections: [ReceivedDetection],
+        devices: [FlockFinderDevice] = [],
+        connectionState: ConnectionState = .connected,
+        streamEvents: [StreamEvent] = [],
+        deviceRSSI: Int? = -58
+    ) {
+        client = nil
+        detectionLimit = max(500, detections.count)
+        streamLimit = max(200, streamEvents.count)
+        self.detections = detections.sorted { $0.receivedAt > $1.receivedAt }
+        self.devices = devices
+        self.connectionState = connectionState
+        self.streamEvents = streamEvents
+        self.deviceRSSI = deviceRSSI
+        for received in detections { countsByType[received.detection.type, default: 0] += 1 }
+    }
+
     /// Follows the client until ``stop()``; every stream is subscribed before it returns.
-    /// Idempotent.
+    /// Idempotent (and nothing for a preview).
     public func start() async {
-        guard tasks.isEmpty else { return }
+        guard tasks.isEmpty, let client else { return }
         let states = await client.connectionStates()
         let devices = await client.deviceUpdates()
         let detections = await client.detections()
@@ -90,15 +113,16 @@ public final class FlockFinderViewModel {
     // MARK: Intents
 
     /// Scans (and connects to the first detector that advertises the service).
-    public func startScanning() async { await client.startScanning() }
+    public func startScanning() async { await live()?.startScanning() }
     /// Stops scanning.
-    public func stopScanning() async { await client.stopScanning() }
+    public func stopScanning() async { await live()?.stopScanning() }
     /// Connects to a detector from ``devices``.
-    public func connect(to device: FlockFinderDevice) async { await client.connect(to: device.id) }
+    public func connect(to device: FlockFinderDevice) async { await live()?.connect(to: device.id) }
     /// Disconnects.
-    public func disconnect() async { await client.disconnect() }
+    public func disconnect() async { await live()?.disconnect() }
     /// Turns the live scan stream on or off; a failure is in ``commandError``.
     public func setStreaming(_ on: Bool) async {
+        guard let client = live() else { return }
         do {
             try await client.setStreaming(on)
             isStreaming = on
@@ -135,8 +159,15 @@ public final class FlockFinderViewModel {
         await refreshClientValues()
     }
 
+    /// The client, or nil (and a word in ``commandError``) for a preview.
+    private func live() -> FlockFinderClient? {
+        if client == nil { commandError = "a preview has no detector" }
+        return client
+    }
+
     /// Values the client keeps without an event of their own.
     private func refreshClientValues() async {
+        guard let client else { return }
         deviceRSSI = await client.deviceRSSI
         parseErrors = await client.parseErrors
         lastError = await client.lastError

@@ -48,15 +48,7 @@ struct FlockStory {
             return count
         }
 
-        await client.startScanning()
-        let connected = try await within(30, "a detector to connect") { () -> Bool in
-            for await state in await client.connectionStates() {
-                if state == .connected { return true }
-                if state == .disconnected || state == .bluetoothOff || state == .unauthorized, await client.lastError != nil { return false }
-            }
-            return false
-        }
-        guard connected else { throw CLIError(await client.lastError?.errorDescription ?? "no detector connected") }
+        try await client.connectToFirstDetector()
         if stream { try await client.setStreaming(true) }
         try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
         if stream { try? await client.setStreaming(false) }

@@ -221,3 +221,37 @@ struct ClientTests {
         #expect((-75)...(-40) ~= rssi)
     }
 }
+
+/// The one-call connection: an outcome, not a state to watch.
+@Suite(.timeLimit(.minutes(2)))
+struct ConnectToFirstDetectorTests {
+    @Test func returnsTheDetectorOnceConnected() async throws {
+        let world = try await ClientWorld()
+        let client = world.client
+        let device = try await world.run { try await client.connectToFirstDetector() }
+        #expect(device.id == world.id && device.advertisesService)
+        #expect(await client.connectionState == .connected)
+    }
+
+    @Test func throwsDeviceNotFoundAfterTheScan() async throws {
+        let world = try await ClientWorld(withDetector: false)
+        let client = world.client
+        let start = world.radio.timeline.now
+        let outcome = try await world.run { () -> FlockFinderError? in
+            do { try await client.connectToFirstDetector(scanTimeout: .seconds(5)); return nil } catch { return error as? FlockFinderError }
+        }
+        #expect(outcome == .deviceNotFound)
+        #expect(world.radio.timeline.now - start >= .seconds(5))
+        #expect(await client.connectionState == .disconnected)
+    }
+
+    @Test func throwsWhenBluetoothIsOff() async throws {
+        let world = try await ClientWorld(centralState: .poweredOff)
+        let client = world.client
+        let outcome = try await world.run { () -> FlockFinderError? in
+            do { try await client.connectToFirstDetector(); return nil } catch { return error as? FlockFinderError }
+        }
+        #expect(outcome == .bluetoothUnavailable(.poweredOff))
+        #expect(await client.connectionState == .bluetoothOff)
+    }
+}

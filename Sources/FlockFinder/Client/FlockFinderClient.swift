@@ -28,12 +28,16 @@ public enum FlockFinderError: Error, Sendable, Hashable, LocalizedError {
     case serviceNotFound
     /// The connection failed.
     case connectionFailed(String)
+    /// Bluetooth is off, not allowed or not there (``ConnectionState`` says which to the UI).
+    case bluetoothUnavailable(CentralState)
 
     public var errorDescription: String? {
         switch self {
         case .deviceNotFound: "No FlockFinder detector was found nearby."
         case .serviceNotFound: "This device does not offer the FlockFinder service. Update its firmware to a flock-you build with the BLE GATT server (oui-spy)."
         case .connectionFailed(let why): "Could not connect to the detector: \(why)"
+        case .bluetoothUnavailable(.unauthorized): "FlockFinder needs Bluetooth permission. Allow it in Settings."
+        case .bluetoothUnavailable(let state): "Bluetooth is not available (\(state)). Turn it on to find your detector."
         }
     }
 }
@@ -163,6 +167,48 @@ public actor FlockFinderClient {
             }
             await self?.scanEnded()
         }
+    }
+
+    /// Scans for a detector that advertises the service, connects to it and returns it once
+    /// detections can flow: the one-call form of ``startScanning(timeout:autoConnect:)`` for
+    /// code that wants an outcome rather than a state to watch. Throws what ``lastError`` and
+    /// ``connectionState`` show.
+    @discardableResult
+    public func connectToFirstDetector(scanTimeout: Duration = .seconds(15)) async throws(FlockFinderError) -> FlockFinderDevice {
+        switch await central.settledState() {
+        case .poweredOn: break
+        case .unauthorized:
+            setState(.unauthorized)
+            throw .bluetoothUnavailable(.unauthorized)
+        case let state:
+            setState(.bluetoothOff)
+            throw .bluetoothUnavailable(state)
+        }
+        scanTask?.cancel()
+        scanTask = nil
+        discoveredDevices = []
+        setState(.scanning)
+        var chosen: DiscoveredPeripheral?
+        do {
+            // Leaving the loop ends the scan.
+            for await peripheral in try await central.scan(filter: DeviceProfile.flockFinder.scanFilter, timeout: scanTimeout) where found(peripheral) {
+                chosen = peripheral
+                break
+            }
+        } catch {
+            fail((error as? BLEError) ?? .disconnected("\(error)"))
+            throw lastError ?? .connectionFailed("\(error)")
+        }
+        guard let chosen, let device = discoveredDevices.first(where: { $0.id == chosen.id }) else {
+            lastError = .deviceNotFound
+            setState(.disconnected)
+            throw .deviceNotFound
+        }
+        await connect(to: device.id)
+        guard connectionState == .connected else {
+            throw lastError ?? .connectionFailed("the connection ended while it was being made")
+        }
+        return device
     }
 
     /// Stops scanning.

@@ -131,7 +131,15 @@ extension FlockCommands {
 
     /// `tether flock parse`.
     struct Parse: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Decode notifications (one per line on standard input) into normalized JSON.")
+        static let configuration = CommandConfiguration(
+            abstract: "Decode notifications (one per line on standard input) into normalized JSON.",
+            discussion: """
+                Input: one payload per line, as the detector notifies it: a detection \
+                ({"type":"Flock Safety","rssi":-62,"confidence":0.95,"mac":"…","ssid":"…","ts":123}) \
+                or a stream event ({"evt":"wifi_scan",…}, "ble_scan", "status", "channel"). A \
+                line longer than 1,024 bytes (the largest payload) is reported invalid. Output: \
+                the detection, stream and invalid records of docs/json-lines.md.
+                """)
 
         @OptionGroup var output: JSONOption
         var json: Bool { output.json }

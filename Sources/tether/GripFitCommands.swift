@@ -115,7 +115,15 @@ extension GripFitCommands {
     /// `tether gripfit parse`: decode raw notification bytes from standard input.
     struct Parse: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Decode raw GripFit notification bytes from standard input, one message per line.")
+            abstract: "Decode raw GripFit notification bytes from standard input, one message per line.",
+            discussion: """
+                Input: what the device notifies on the Nordic UART TX characteristic, as text; \
+                lines end in a newline and may arrive split or several per chunk. R:<value> is a \
+                reading (signed, 24-bit), S:<word> a status (READY, NOT_READY, TARED, PONG, \
+                RATE:<ms>), D:GRIPFIT,<version> the firmware. A line longer than 256 bytes is \
+                reported invalid, never buffered whole. Example: printf 'R:834572\\nS:TARED\\n' | \
+                tether gripfit parse --json
+                """)
 
         @OptionGroup var output: JSONOption
         var json: Bool { output.json }

@@ -130,11 +130,15 @@ extension KiroCommands {
     /// `tether kiro push <day.json>`.
     struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Connect, sync the time, send the day, show the device's pages, then follow its events live.")
+            abstract: "Connect, sync the time, send the day, show the device's pages, then follow its events live.",
+            discussion: """
+                The day is a DayPack as JSON (a file path); `tether kiro encode --example \
+                day-pack` prints one to start from. Without a file the built-in sample day is sent.
+                """)
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "The day as JSON (DayPack model); omit for the built-in sample day.")
+        @Argument(help: ArgumentHelp("A file holding the day as JSON (a DayPack), or - for standard input; omit for the built-in sample day.", valueName: "day.json"))
         var day: String?
 
         @Option(parsing: .unconditional, help: "How long to follow events, in seconds (0: do not follow; at most a day).")
@@ -149,7 +153,8 @@ extension KiroCommands {
 
         func run() async throws {
             do {
-                let dayPack = try day.map { try JSONDecoder().decode(DayPack.self, from: Data(contentsOf: URL(fileURLWithPath: $0))) } ?? KiroSampleDay.dayPack()
+                // Read as `encode` reads a model: bounded, a file or - for standard input.
+                let dayPack = try day.map { try JSONDecoder().decode(DayPack.self, from: Encode.read($0 == "-" ? "-" : "@" + $0)) } ?? KiroSampleDay.dayPack()
                 let environment = try await Environment.make()
                 let store = try SQLiteFocusSessionStore(path: SQLiteFocusSessionStore.defaultPath())
                 try await KiroStory(central: environment.central, radio: environment.radio, emulator: environment.emulators?.kiro,

@@ -123,16 +123,14 @@ actor EventLog {
 }
 
 extension TestClock<Duration> {
-    /// Moves the clock on by `duration` in 10 ms steps, letting tasks run before each step and
-    /// after the last (for code that only sleeps on the clock, such as the liveness watchdog
-    /// and the request correlator).
-    func advanceStepwise(by duration: Duration, step: Duration = .milliseconds(10)) async {
-        var left = duration
-        while left > .zero {
-            for _ in 0..<5 { await Task.yield() }
-            await advance(by: step)
-            left -= step
-        }
+    /// Moves the clock on by `duration`, for code that only sleeps on the clock (the liveness
+    /// watchdog, the request correlator): the test clock wakes each sleeper at its own
+    /// deadline, in order, and lets the woken work run before it moves on. One call, not one
+    /// per 10 ms: every call lets background-priority tasks run, which a loaded machine (CI
+    /// running the whole suite) starves — 10 ms steps over seconds exceeded a minute there.
+    func advanceStepwise(by duration: Duration) async {
+        for _ in 0..<5 { await Task.yield() }
+        await advance(by: duration)
         for _ in 0..<5 { await Task.yield() }
     }
 }

@@ -29,7 +29,7 @@ public actor DetectionStore: DetectionRecorder {
     /// bringing its schema up to date) and loads ``recent``.
     ///
     /// - Parameters:
-    ///   - path: the SQLite file (``defaultPath()`` for the shared data directory).
+    ///   - path: the SQLite file (``defaultPath(environment:homeDirectory:)`` for the shared data directory).
     ///   - minimumConfidence: the threshold below which ``record(_:receivedAt:)`` drops
     ///     detections, clamped to 0…1.
     ///   - locationProvider: asked for the phone's location as each detection is kept.

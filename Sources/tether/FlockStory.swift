@@ -48,7 +48,16 @@ struct FlockStory {
             return count
         }
 
-        try await client.connectToFirstDetector()
+        do {
+            // The scan has its own 15 s; the whole search (connection and service discovery
+            // included) is bounded as before.
+            _ = try await within(30, "a detector to connect") { try await client.connectToFirstDetector() }
+        } catch {
+            collector.cancel()
+            streamPrinter.cancel()
+            await client.disconnect()
+            throw error
+        }
         if stream { try await client.setStreaming(true) }
         try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
         if stream { try? await client.setStreaming(false) }

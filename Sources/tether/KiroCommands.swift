@@ -92,18 +92,26 @@ extension KiroCommands {
 
         /// The model's bytes: inline JSON, `@FILE`, or `-` for standard input (bounded).
         static func read(_ argument: String) throws -> Data {
-            let data: Data
+            let data: Data?
             if argument == "-" {
-                data = FileHandle.standardInput.readData(ofLength: maximumModelBytes + 1)
+                data = try readBounded(.standardInput, limit: maximumModelBytes)
             } else if argument.hasPrefix("@") {
                 let path = String(argument.dropFirst())
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                    throw CLIError("\(terminalSafe(path)) is a directory, not a file")
+                }
                 guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError("cannot read \(terminalSafe(path))") }
                 defer { try? handle.close() }
-                data = handle.readData(ofLength: maximumModelBytes + 1)
+                do {
+                    data = try readBounded(handle, limit: maximumModelBytes)
+                } catch {
+                    throw CLIError("cannot read \(terminalSafe(path)): \(terminalSafe(error.localizedDescription))")
+                }
             } else {
                 data = Data(argument.utf8)
             }
-            guard data.count <= maximumModelBytes else { throw CLIError("the model is larger than \(maximumModelBytes / 1024) KiB") }
+            guard let data, data.count <= maximumModelBytes else { throw CLIError("the model is larger than \(maximumModelBytes / 1024) KiB") }
             return data
         }
     }

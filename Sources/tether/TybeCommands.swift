@@ -78,8 +78,7 @@ extension TybeCommands {
         /// The text to type: the argument, or standard input for `-` (bounded, never buffered whole).
         static func input(_ argument: String, from handle: FileHandle = .standardInput) throws -> String {
             guard argument == "-" else { return argument }
-            let data = handle.readData(ofLength: maximumInputBytes + 1)
-            guard data.count <= maximumInputBytes else { throw CLIError("standard input holds more than \(maximumInputBytes / 1024) KiB; type it in parts") }
+            guard let data = try readBounded(handle, limit: maximumInputBytes) else { throw CLIError("standard input holds more than \(maximumInputBytes / 1024) KiB; type it in parts") }
             guard let text = String(data: data, encoding: .utf8) else { throw CLIError("standard input is not UTF-8 text") }
             return text
         }

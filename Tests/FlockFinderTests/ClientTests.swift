@@ -245,6 +245,36 @@ struct ConnectToFirstDetectorTests {
         #expect(await client.connectionState == .disconnected)
     }
 
+    @Test func aSecondCallReturnsTheConnectedDetectorAndACallDuringASearchIsRefused() async throws {
+        let world = try await ClientWorld()
+        let client = world.client
+        let outcomes = try await world.run { () -> [String] in
+            async let first: String = { do { return "\(try await client.connectToFirstDetector().id)" } catch { return "\(error)" } }()
+            // Once the first is searching, a second is refused rather than starting over.
+            while await client.connectionState != .scanning { await Task.yield() }
+            let second: String
+            do { second = "\(try await client.connectToFirstDetector().id)" } catch { second = "refused: \(error)" }
+            return [await first, second]
+        }
+        #expect(outcomes[0] == "\(world.id)")
+        #expect(outcomes[1].hasPrefix("refused"), "\(outcomes[1])")
+        let again = try await world.run { try await client.connectToFirstDetector() }
+        #expect(again.id == world.id)
+    }
+
+    @Test func stoppingTheSearchEndsTheCall() async throws {
+        let world = try await ClientWorld(withDetector: false)
+        let client = world.client
+        let outcome = try await world.run { () -> FlockFinderError? in
+            async let call: FlockFinderError? = { do { try await client.connectToFirstDetector(); return nil } catch { return error as? FlockFinderError } }()
+            while await client.connectionState != .scanning { await Task.yield() }
+            await client.stopScanning()
+            return await call
+        }
+        #expect(outcome == .connectionFailed("the search was stopped before a detector was found"))
+        #expect(await client.connectionState == .disconnected)
+    }
+
     @Test func throwsWhenBluetoothIsOff() async throws {
         let world = try await ClientWorld(centralState: .poweredOff)
         let client = world.client

@@ -121,17 +121,3 @@ actor EventLog {
         events.compactMap { if case .reconnectScheduled(let attempt, let delay) = $0 { (attempt, delay) } else { nil } }
     }
 }
-
-extension TestClock<Duration> {
-    /// Moves the clock on by `duration`, for code that only sleeps on the clock (the liveness
-    /// watchdog, the request correlator): the test clock wakes each sleeper at its own
-    /// deadline, in order, and lets the woken work run before it moves on. One call, not one
-    /// per 10 ms: every call lets background-priority tasks run, which a loaded machine (CI
-    /// running the whole suite) starves — 10 ms steps over seconds exceeded a minute there.
-    func advanceStepwise(by duration: Duration) async {
-        for _ in 0..<5 { await Task.yield() }
-        await advance(by: duration)
-        for _ in 0..<5 { await Task.yield() }
-    }
-}
-

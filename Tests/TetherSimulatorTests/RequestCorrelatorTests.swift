@@ -2,12 +2,13 @@ import Clocks
 import Foundation
 import Testing
 @testable import TetherCore
+import TetherTesting
 
 /// The request/reply pairing MeshCore's commands and Tybe's statuses share, on a test clock.
 @Suite("Request correlator", .timeLimit(.minutes(1)))
 struct RequestCorrelatorTests {
     @Test func aReplyThatArrivesBeforeTheWaitIsKeptForIt() async throws {
-        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let correlator = RequestCorrelator<Int>(clock: ManualClock())
         let ticket = correlator.arm { $0 == 7 ? .complete : .notMine }
         #expect(!correlator.deliver(6), "nobody asked for 6")
         #expect(correlator.deliver(7))
@@ -18,7 +19,7 @@ struct RequestCorrelatorTests {
     }
 
     @Test func requestsTakeTheirOwnRepliesOldestFirst() async throws {
-        let correlator = RequestCorrelator<String>(clock: TestClock<Duration>())
+        let correlator = RequestCorrelator<String>(clock: ManualClock())
         let first = correlator.arm { $0.hasPrefix("a") ? .complete : .notMine }
         let second = correlator.arm { $0.hasPrefix("a") || $0.hasPrefix("b") ? .complete : .notMine }
         #expect(correlator.deliver("b1"))   // only the second takes b
@@ -28,27 +29,28 @@ struct RequestCorrelatorTests {
     }
 
     @Test func aMultiMessageReplyIsBoundedAndEachPartRestartsTheTimeout() async throws {
-        let clock = TestClock<Duration>()
+        let clock = ManualClock()
         let correlator = RequestCorrelator<Int>(clock: clock, maximumMessages: 3)
         let ticket = correlator.arm { $0 == 0 ? .complete : .more }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(1)) }
         for part in 1...5 {
-            await clock.advanceStepwise(by: .milliseconds(900))
+            await clock.advance(by: .milliseconds(900))
             #expect(correlator.deliver(part))
         }
-        await clock.advanceStepwise(by: .milliseconds(900))
+        await clock.advance(by: .milliseconds(900))
         #expect(correlator.deliver(0))
         let reply = try await waiting.value
         #expect(reply.messages == [1, 2, 3, 0] && reply.omitted == 2)
     }
 
     @Test func silenceTimesOutOnTheInjectedClockAndALateReplyIsNotTaken() async throws {
-        let clock = TestClock<Duration>()
+        let clock = ManualClock()
         let correlator = RequestCorrelator<Int>(clock: clock)
         let ticket = correlator.arm { _ in .complete }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(3)) }
-        await clock.advanceStepwise(by: .milliseconds(2_900))
-        await clock.advanceStepwise(by: .milliseconds(200))
+        await clock.advance(by: .milliseconds(2_900))
+        #expect(correlator.oldestWaiting == ticket, "still waiting before its 3 s")
+        await clock.advance(by: .milliseconds(200))
         await #expect(throws: RequestCorrelatorError.timedOut(.seconds(3))) { try await waiting.value }
         #expect(!correlator.deliver(1), "the timed-out request is gone")
         #expect(correlator.armedCount == 0)
@@ -56,7 +58,7 @@ struct RequestCorrelatorTests {
 
     @Test func aLinkLossFailsEveryRequestWaitingOrNot() async throws {
         struct Lost: Error, Equatable {}
-        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let correlator = RequestCorrelator<Int>(clock: ManualClock())
         let waited = correlator.arm { _ in .complete }
         let notYet = correlator.arm { _ in .complete }
         let waiting = Task { try await correlator.reply(to: waited, timeout: .seconds(5)) }
@@ -68,7 +70,7 @@ struct RequestCorrelatorTests {
     }
 
     @Test func cancellingTheWaitOrTheTicketLeavesNothingBehind() async throws {
-        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let correlator = RequestCorrelator<Int>(clock: ManualClock())
         let ticket = correlator.arm { _ in .complete }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
         for _ in 0..<20 { await Task.yield() }
@@ -82,7 +84,7 @@ struct RequestCorrelatorTests {
 
     @Test func anErrorReplyFailsTheOldestWaitingRequest() async throws {
         struct Refused: Error {}
-        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let correlator = RequestCorrelator<Int>(clock: ManualClock())
         let first = correlator.arm { _ in .notMine }
         _ = correlator.arm { _ in .notMine }
         let oldest = try #require(correlator.oldestWaiting)
@@ -92,17 +94,22 @@ struct RequestCorrelatorTests {
     }
 
     @Test func aSecondWaitForTheSameTicketIsRefusedAndTheFirstStillGetsItsReply() async throws {
-        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>())
+        let correlator = RequestCorrelator<Int>(clock: ManualClock())
         let ticket = correlator.arm { _ in .complete }
         let first = Task { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
         for _ in 0..<50 { await Task.yield() }
         await #expect(throws: RequestCorrelatorError.alreadyWaiting) { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
+        // A refused second waiter that is cancelled does not end the first one's wait.
+        let refused = Task { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
+        refused.cancel()
+        _ = try? await refused.value
+        #expect(correlator.oldestWaiting == ticket)
         #expect(correlator.deliver(9))
         #expect(try await first.value.messages == [9])
     }
 
     @Test func aReplyThatNeverEndsIsAbandoned() async throws {
-        let correlator = RequestCorrelator<Int>(clock: TestClock<Duration>(), maximumMessages: 2, abandonAfter: 5)
+        let correlator = RequestCorrelator<Int>(clock: ManualClock(), maximumMessages: 2, abandonAfter: 5)
         let ticket = correlator.arm { _ in .more }
         for value in 1...6 { #expect(correlator.deliver(value)) }
         await #expect(throws: RequestCorrelatorError.replyTooLong(messages: 6)) { try await correlator.reply(to: ticket, timeout: .seconds(1)) }

@@ -96,6 +96,8 @@ public actor FlockFinderClient {
     private let parser: FlockMessageParser
     private let logger: Logger
     private var connection: ConnectionStateMachine?
+    /// The detector of the current link.
+    private var connectedDevice: FlockFinderDevice?
     private var tasks: [Task<Void, Never>] = []
     private var scanTask: Task<Void, Never>?
     private var states = Broadcaster<ConnectionState>(bufferSize: 64)
@@ -175,40 +177,75 @@ public actor FlockFinderClient {
     /// ``connectionState`` show.
     @discardableResult
     public func connectToFirstDetector(scanTimeout: Duration = .seconds(15)) async throws(FlockFinderError) -> FlockFinderDevice {
-        switch await central.settledState() {
-        case .poweredOn: break
-        case .unauthorized:
-            setState(.unauthorized)
-            throw .bluetoothUnavailable(.unauthorized)
-        case let state:
-            setState(.bluetoothOff)
-            throw .bluetoothUnavailable(state)
+        switch connectionState {
+        case .connected:
+            if let connectedDevice { return connectedDevice }
+        case .scanning, .connecting, .discovering:
+            // One link at a time: a scan or a connection already under way is not replaced.
+            throw .connectionFailed("a scan or a connection is already under way")
+        default:
+            break
         }
+        // Claimed before the first suspension, so a second call meanwhile sees it.
+        lastError = nil
         scanTask?.cancel()
-        scanTask = nil
         discoveredDevices = []
         setState(.scanning)
-        var chosen: DiscoveredPeripheral?
-        do {
-            // Leaving the loop ends the scan.
-            for await peripheral in try await central.scan(filter: DeviceProfile.flockFinder.scanFilter, timeout: scanTimeout) where found(peripheral) {
-                chosen = peripheral
-                break
-            }
-        } catch {
-            fail((error as? BLEError) ?? .disconnected("\(error)"))
-            throw lastError ?? .connectionFailed("\(error)")
+        switch await central.settledState() {
+        case .poweredOn: break
+        case let state: throw bluetoothUnavailable(state)
         }
-        guard let chosen, let device = discoveredDevices.first(where: { $0.id == chosen.id }) else {
+        // The scan runs as `scanTask`, so stopScanning() and disconnect() end it; so does
+        // cancelling the caller.
+        let central = self.central
+        let search = Task { [weak self] () -> Result<DiscoveredPeripheral?, BLEError> in
+            do {
+                for await peripheral in try await central.scan(filter: DeviceProfile.flockFinder.scanFilter, timeout: scanTimeout) {
+                    // Leaving the loop ends the scan.
+                    if await self?.found(peripheral) == true { return .success(peripheral) }
+                }
+                return .success(nil)
+            } catch {
+                return .failure((error as? BLEError) ?? .disconnected("\(error)"))
+            }
+        }
+        scanTask = Task { await withTaskCancellationHandler { _ = await search.value } onCancel: { search.cancel() } }
+        let outcome = await withTaskCancellationHandler { await search.value } onCancel: { search.cancel() }
+        guard connectionState == .scanning, !Task.isCancelled else {
+            // Stopped (stopScanning, disconnect) or cancelled while scanning.
+            if connectionState == .scanning { setState(.disconnected) }
+            throw .connectionFailed("the search was stopped before a detector was found")
+        }
+        scanTask = nil
+        let chosen: DiscoveredPeripheral
+        switch outcome {
+        case .success(let peripheral?):
+            chosen = peripheral
+        case .success(nil):
+            // An empty scan may be Bluetooth going away, not an empty street.
+            let state = await central.settledState()
+            guard state == .poweredOn else { throw bluetoothUnavailable(state) }
             lastError = .deviceNotFound
             setState(.disconnected)
             throw .deviceNotFound
+        case .failure(.bluetoothUnavailable(let state)):
+            throw bluetoothUnavailable(state)
+        case .failure(let error):
+            fail(error)
+            throw lastError ?? .connectionFailed(error.errorDescription ?? "\(error)")
         }
+        guard let device = discoveredDevices.first(where: { $0.id == chosen.id }) else { throw .deviceNotFound }
         await connect(to: device.id)
         guard connectionState == .connected else {
             throw lastError ?? .connectionFailed("the connection ended while it was being made")
         }
         return device
+    }
+
+    /// Shows Bluetooth's state and returns the error that says it.
+    private func bluetoothUnavailable(_ state: CentralState) -> FlockFinderError {
+        setState(state == .unauthorized ? .unauthorized : .bluetoothOff)
+        return .bluetoothUnavailable(state)
     }
 
     /// Stops scanning.
@@ -222,7 +259,13 @@ public actor FlockFinderClient {
     private func found(_ peripheral: DiscoveredPeripheral) -> Bool {
         let advertises = peripheral.advertisement.serviceUUIDs.contains(FlockFinderBLEConstants.serviceUUID)
         let device = FlockFinderDevice(id: peripheral.id, name: peripheral.displayName, rssi: peripheral.rssi, advertisesService: advertises)
-        if !discoveredDevices.contains(where: { $0.id == device.id }) {
+        if let index = discoveredDevices.firstIndex(where: { $0.id == device.id }) {
+            // A later advertisement may add the service (a scan response): the list says so.
+            if advertises, !discoveredDevices[index].advertisesService {
+                discoveredDevices[index] = device
+                deviceList.yield(discoveredDevices, logger: logger)
+            }
+        } else {
             discoveredDevices.append(device)
             deviceList.yield(discoveredDevices, logger: logger)
         }
@@ -243,6 +286,12 @@ public actor FlockFinderClient {
         scanTask = nil
         stopTasks()
         setState(.connecting)
+        connectedDevice = nil
+        if let previous = connection {
+            // A link to another detector (it reconnects persistently) is closed, not orphaned.
+            connection = nil
+            await previous.disconnect()
+        }
         let connection = await central.connection(to: peripheral, configuration: DeviceProfile.flockFinder.connectionConfiguration(
             reconnectPolicy: .persistent))
         self.connection = connection
@@ -258,6 +307,8 @@ public actor FlockFinderClient {
         do {
             try await connection.connect()
             lastError = nil
+            connectedDevice = discoveredDevices.first { $0.id == peripheral }
+                ?? FlockFinderDevice(id: peripheral, name: nil, rssi: 0, advertisesService: true)
             setState(.connected)
             startRSSIPolling()
         } catch let error as BLEError {
@@ -273,10 +324,12 @@ public actor FlockFinderClient {
     public func disconnect() async {
         scanTask?.cancel()
         stopTasks()
-        if let connection { await connection.disconnect() }
+        let closing = connection
         connection = nil
+        connectedDevice = nil
         deviceRSSI = nil
         setState(.disconnected)
+        if let closing { await closing.disconnect() }
     }
 
     /// Sends a command (UTF-8, written with response).

@@ -63,7 +63,7 @@ public final class FlockFinderViewModel {
         devices: [FlockFinderDevice] = [],
         connectionState: ConnectionState = .connected,
         streamEvents: [StreamEvent] = [],
-        deviceRSSI: Int? = -58
+        deviceRSSI: Int? = nil
     ) {
         client = nil
         detectionLimit = max(500, detections.count)
@@ -72,7 +72,7 @@ public final class FlockFinderViewModel {
         self.devices = devices
         self.connectionState = connectionState
         self.streamEvents = streamEvents
-        self.deviceRSSI = deviceRSSI
+        self.deviceRSSI = connectionState == .connected ? deviceRSSI : nil
         for received in detections { countsByType[received.detection.type, default: 0] += 1 }
     }
 

@@ -186,6 +186,7 @@ public actor BLEManager: BLEManagerProtocol {
         switch hub.state {
         case .connected:
             if let currentDevice { return currentDevice }
+            throw .connectionFailed("connected to a device this manager did not record")
         case .connecting, .scanning:
             // One link at a time: a scan or a (re)connection already under way is not replaced.
             throw .connectionFailed("a scan or a connection is already under way")
@@ -194,9 +195,10 @@ public actor BLEManager: BLEManagerProtocol {
         }
         scanTask?.cancel()
         scanTask = nil
-        guard await bluetoothIsUsable() else { throw Self.error(in: hub.state) ?? .bluetoothOff }
+        // Claimed before the first suspension, so a second call meanwhile sees it.
         hub.setDevices([])
         hub.setState(.scanning)
+        guard await bluetoothIsUsable() else { throw Self.error(in: hub.state) ?? .bluetoothOff }
         let peripheral: DiscoveredPeripheral
         do {
             peripheral = try await central.discover(filter: DeviceProfile.gripFit.scanFilter, timeout: configuration.scanTimeout)

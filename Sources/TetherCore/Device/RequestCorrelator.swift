@@ -59,6 +59,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         /// Bumped whenever the timer is replaced: a timer that wakes for an older deadline
         /// (a `.more` message restarted it meanwhile) does nothing.
         var timerGeneration = 0
+        /// Which `reply(to:timeout:)` call installed `continuation` (its cancellation, and no
+        /// other's, may end the wait).
+        var waiter: Int?
     }
 
     /// The most messages kept per reply.
@@ -106,7 +109,11 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     /// error given to ``fail(_:with:)`` or ``failAll(_:)``, or `CancellationError` when the
     /// task is cancelled. A ticket is collected once.
     public func reply(to ticket: Ticket, timeout: Duration) async throws -> Reply {
-        try await withTaskCancellationHandler {
+        let waiter = lock.withLock { () -> Int in
+            nextID += 1
+            return nextID
+        }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Reply, any Error>) in
                 let ready: Result<Reply, any Error>? = lock.withLock {
                     guard var entry = pending[ticket.id] else { return .failure(RequestCorrelatorError.unknownTicket) }
@@ -116,6 +123,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                     }
                     guard entry.continuation == nil else { return .failure(RequestCorrelatorError.alreadyWaiting) }
                     entry.continuation = continuation
+                    entry.waiter = waiter
                     entry.timeout = timeout
                     entry.timerGeneration += 1
                     entry.timer = startTimer(ticket.id, timeout, generation: entry.timerGeneration)
@@ -125,7 +133,13 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                 if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
-            fail(ticket, with: CancellationError())
+            // Only this call's wait: a refused second waiter's cancellation must not end the
+            // first one's (before anyone waits, it is this call's to end).
+            let resume = lock.withLock { () -> (() -> Void)? in
+                guard let entry = pending[ticket.id], entry.waiter == nil || entry.waiter == waiter else { return nil }
+                return settle(ticket.id, .failure(CancellationError()))
+            }
+            resume?()
         }
     }
 

@@ -49,7 +49,7 @@ let package = Package(
         // How every store opens SQLite (WAL, busy timeout, read-only opens, named migrations).
         .target(
             name: "TetherStorage",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["TetherCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The embedded default driver: a virtual radio hosting virtual peripherals.
         .target(

@@ -71,19 +71,6 @@ public actor DetectionStore: DetectionRecorder {
         try DetectionStore(storedAt: nil, minimumConfidence: minimumConfidence, locationProvider: locationProvider)
     }
 
-    /// Where detections are kept by default: `$TETHER_DATA_DIR/flockfinder.sqlite` if that
-    /// variable is set, otherwise `$XDG_DATA_HOME/tether/flockfinder.sqlite`, falling back to
-    /// `~/.local/share/tether/flockfinder.sqlite`.
-    ///
-    /// `environment` and `homeDirectory` are the process's unless given (tests and apps with
-    /// their own container pass theirs); the rule is `DataDirectory`'s.
-    public static func defaultPath(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
-        homeDirectory: String = FileManager.default.homeDirectoryForCurrentUser.path
-    ) -> String {
-        DataDirectory.path(for: "flockfinder.sqlite", environment: environment, homeDirectory: homeDirectory)
-    }
-
     // MARK: - Recording
 
     /// Changes the confidence threshold for later detections (clamped to 0…1; NaN is
@@ -338,3 +325,7 @@ private struct DetectionRow: Codable, FetchableRecord, MutablePersistableRecord 
     }
 }
 
+extension DetectionStore: DataDirectoryStore {
+    /// The file that keeps the detection database in the data directory.
+    public static let dataFileName = "flockfinder.sqlite"
+}

@@ -32,19 +32,6 @@ public final class SQLiteGripSessionStore: GripSessionStore {
         try SQLiteGripSessionStore(storedAt: nil)
     }
 
-    /// Where sessions are kept by default: `$TETHER_DATA_DIR/gripfit.sqlite` if that variable
-    /// is set, otherwise `$XDG_DATA_HOME/tether/gripfit.sqlite`, falling back to
-    /// `~/.local/share/tether/gripfit.sqlite`.
-    ///
-    /// `environment` and `homeDirectory` are the process's unless given (tests and apps with
-    /// their own container pass theirs); the rule is `DataDirectory`'s.
-    public static func defaultPath(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
-        homeDirectory: String = FileManager.default.homeDirectoryForCurrentUser.path
-    ) -> String {
-        DataDirectory.path(for: "gripfit.sqlite", environment: environment, homeDirectory: homeDirectory)
-    }
-
     // MARK: - Schema
 
     private static var migrator: DatabaseMigrator {
@@ -194,4 +181,9 @@ private struct SampleRow: Codable, FetchableRecord, PersistableRecord {
     }
 
     var sample: GripSample { GripSample(offset: offset, raw: raw, force: force) }
+}
+
+extension SQLiteGripSessionStore: DataDirectoryStore {
+    /// The file that keeps grip sessions in the data directory.
+    public static let dataFileName = "gripfit.sqlite"
 }

@@ -29,19 +29,6 @@ public final class SQLiteFocusSessionStore: FocusSessionStore {
         try SQLiteFocusSessionStore(storedAt: nil)
     }
 
-    /// Where sessions are kept by default: `$TETHER_DATA_DIR/kiro.sqlite` if that variable is
-    /// set, otherwise `$XDG_DATA_HOME/tether/kiro.sqlite`, falling back to
-    /// `~/.local/share/tether/kiro.sqlite`.
-    ///
-    /// `environment` and `homeDirectory` are the process's unless given (tests and apps with
-    /// their own container pass theirs); the rule is `DataDirectory`'s.
-    public static func defaultPath(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
-        homeDirectory: String = FileManager.default.homeDirectoryForCurrentUser.path
-    ) -> String {
-        DataDirectory.path(for: "kiro.sqlite", environment: environment, homeDirectory: homeDirectory)
-    }
-
     // MARK: - Schema
 
     private static var migrator: DatabaseMigrator {
@@ -129,4 +116,9 @@ private struct FocusSessionRow: Codable, FetchableRecord, PersistableRecord {
     var session: FocusSession {
         FocusSession(id: id, taskId: taskId, start: startedAt, end: endedAt, outcome: outcome)
     }
+}
+
+extension SQLiteFocusSessionStore: DataDirectoryStore {
+    /// The file that keeps focus sessions in the data directory.
+    public static let dataFileName = "kiro.sqlite"
 }

@@ -29,17 +29,6 @@ public final class MeshStore: MeshMessageStore {
         try MeshStore(storedAt: nil)
     }
 
-    /// `$TETHER_DATA_DIR/meshcore.sqlite` (or the XDG data directory).
-    ///
-    /// `environment` and `homeDirectory` are the process's unless given (tests and apps with
-    /// their own container pass theirs); the rule is `DataDirectory`'s.
-    public static func defaultPath(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
-        homeDirectory: String = FileManager.default.homeDirectoryForCurrentUser.path
-    ) -> String {
-        DataDirectory.path(for: "meshcore.sqlite", environment: environment, homeDirectory: homeDirectory)
-    }
-
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         TetherDatabase.registerFirstMigration(&migrator, store: "meshcore", table: ContactRow.databaseTableName) { db in
@@ -286,4 +275,9 @@ private struct MessageRow: Codable, FetchableRecord, MutablePersistableRecord {
             status: MeshMessage.Status(rawValue: status) ?? .received, ack: ack.map { UInt32(clamping: $0) },
             roundTrip: roundTrip.map { UInt32(clamping: $0) }, storedAt: storedAt)
     }
+}
+
+extension MeshStore: DataDirectoryStore {
+    /// The file that keeps contacts and messages in the data directory.
+    public static let dataFileName = "meshcore.sqlite"
 }

@@ -128,6 +128,13 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     public func settle() async {
         await inFlight.settle()
     }
+
+    /// Waits until no radio command and no delegate callback of this backend is in flight;
+    /// true if it had to wait. For a scheduler that already knows when every Swift task is idle
+    /// (and so needs no scheduler turns to be sure).
+    public func waitWhileInFlight() async -> Bool {
+        await inFlight.waitWhileBusy()
+    }
 }
 
 /// Counts look-alike work in flight: commands queued for the radio and events on their way to
@@ -153,6 +160,13 @@ final class InFlightTracker: @unchecked Sendable {
             return waiters
         }
         for waiter in ready { waiter.resume() }
+    }
+
+    /// Waits until nothing is in flight; true if something was.
+    func waitWhileBusy() async -> Bool {
+        guard lock.withLock({ count > 0 }) else { return false }
+        await waitUntilIdle()
+        return true
     }
 
     private func waitUntilIdle() async {

@@ -31,5 +31,10 @@ extension CoreBluetoothDriver {
     package static func settleLookalike(of radio: VirtualRadio) async {
         await CBLookalikeBackend.existing(for: radio)?.settle()
     }
+
+    /// Waits until no look-alike command or callback for `radio` is in flight; true if one was.
+    package static func waitWhileLookalikeBusy(of radio: VirtualRadio) async -> Bool {
+        await CBLookalikeBackend.existing(for: radio)?.waitWhileInFlight() ?? false
+    }
 }
 #endif

@@ -76,6 +76,32 @@ public final class ManualClock: Clock, @unchecked Sendable {
         }
     }
 
+    /// The earliest deadline a sleeper waits for, if any sleeps.
+    public var nextDeadline: Instant? {
+        lock.withLock { sleepers.values.map(\.deadline).min() }
+    }
+
+    /// Moves the clock to the earliest sleeper's deadline if it is no later than `limit`, and
+    /// wakes every sleeper due then, in the order they slept; false (the clock unmoved) when no
+    /// sleeper is due by `limit`. ``TestTime`` calls it only when every task is idle.
+    public func wakeNext(notAfter limit: Instant) -> Bool {
+        let due = lock.withLock { () -> [Sleeper] in
+            guard let deadline = sleepers.values.map(\.deadline).min(), deadline <= limit else { return [] }
+            let due = sleepers.filter { $0.value.deadline == deadline }
+            for id in due.keys { sleepers[id] = nil }
+            current = max(current, deadline)
+            return due.values.sorted { $0.order < $1.order }
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+        return !due.isEmpty
+    }
+
+    /// Moves the clock to `instant` (never back) without waking anyone: call it only when no
+    /// sleeper is due by then.
+    public func move(to instant: Instant) {
+        lock.withLock { current = max(current, instant) }
+    }
+
     /// The earliest sleeper due by `target` (the clock set to its deadline), if any.
     private func takeSleeper(dueBy target: Instant) -> Sleeper? {
         lock.withLock { () -> Sleeper? in

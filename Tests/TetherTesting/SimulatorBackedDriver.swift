@@ -59,4 +59,14 @@ public enum SimulatorBackedDriver {
         await CoreBluetoothDriver.settleLookalike(of: radio)
         #endif
     }
+
+    /// Waits until no look-alike callback for `radio` is in flight; true if one was (false at
+    /// once for the simulator driver). ``TestTime`` asks this each time the scheduler is idle.
+    public static func waitWhileBusy(_ radio: VirtualRadio) async -> Bool {
+        #if !canImport(CoreBluetooth)
+        return await CoreBluetoothDriver.waitWhileLookalikeBusy(of: radio)
+        #else
+        return false
+        #endif
+    }
 }

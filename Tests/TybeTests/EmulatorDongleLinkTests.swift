@@ -31,9 +31,9 @@ struct EmulatorDongleLinkTests {
         // Sticky: one missed ACK does not clear the flag.
         #expect(lost.dongleLinked)
 
-        try await world.until { world.now >= lastACK + .milliseconds(3_950) }
+        try await world.advance(lastACK + .milliseconds(3_950) - world.now)
         #expect(await world.bridge { $0.isDongleLinked })
-        try await world.until { world.now >= lastACK + .milliseconds(4_010) }
+        try await world.advance(lastACK + .milliseconds(4_010) - world.now)
         #expect(await !world.bridge { $0.isDongleLinked })
 
         // The next heartbeat reports it, for the last frame (not acknowledged, no error).

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 @testable import TetherCore
 @testable import TetherSimulator
@@ -22,7 +21,8 @@ actor EmulatorStatusLog {
 /// A Tybe bridge (with its dongle and host) on a virtual radio, a central connected to it
 /// through a `ConnectionStateMachine`, and a test clock.
 struct EmulatorWorld {
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let central: Central
     let bridge: TybeBridgeEmulator
@@ -33,6 +33,7 @@ struct EmulatorWorld {
     init(queueCapacity: Int = 16, inputSource: TybeHost.InputSource = .english) async {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 5)
+        time = TestTime(clock: clock, radio: radio)
         bridge = TybeBridgeEmulator(queueCapacity: queueCapacity, dongle: TybeDongle(host: TybeHost(inputSource: inputSource)))
         await radio.add(bridge.makePeripheral(id: id))
         central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
@@ -44,22 +45,19 @@ struct EmulatorWorld {
 
     var now: Duration { radio.timeline.now }
 
-    /// Runs `operation` while virtual time advances in 10 ms steps.
+    /// Runs `operation` while virtual time moves.
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+        try await time.run(limit: limit, operation)
     }
 
     /// Lets `duration` of virtual time pass.
     func advance(_ duration: Duration) async throws {
-        let timeline = radio.timeline
-        let end = timeline.now + duration
-        try await run { while timeline.now < end { await Task.yield() } }
+        await time.advance(duration)
     }
 
     /// Advances virtual time until `condition` holds.
     func until(limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        try await run(limit: limit) { while !(await condition()) { await Task.yield() } }
+        try await time.until(limit: limit, condition)
     }
 
     /// Connects (discovering the service and subscribing to Status) and starts logging the
@@ -100,12 +98,8 @@ struct EmulatorWorld {
     @discardableResult
     func status(from index: Int = 0, limit: Duration = .seconds(30), where predicate: @escaping @Sendable (TybeStatus) -> Bool = { _ in true }) async throws -> EmulatorStatusEntry {
         let log = self.log
-        return try await run(limit: limit) {
-            while true {
-                let entries = await log.entries
-                if let match = entries.dropFirst(index).first(where: { predicate($0.status) }) { return match }
-                await Task.yield()
-            }
+        return try await time.first(limit: limit, what: "status") {
+            await log.entries.dropFirst(index).first { predicate($0.status) }
         }
     }
 

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Testing
 import TetherTesting
@@ -27,7 +26,8 @@ actor ProblemLog {
 
 /// A bridge, dongle and host on a virtual radio, and a client, on a test clock.
 struct TybeWorld {
-    let clock = TestClock<Duration>()
+    let time: TestTime
+    let clock = ManualClock()
     let radio: VirtualRadio
     let bridge: TybeBridgeEmulator
     let client: TybeClient
@@ -36,6 +36,7 @@ struct TybeWorld {
     init(mtu: Int = 185, host: TybeHost.InputSource = .english, queueCapacity: Int = 16) async {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 9)
+        time = TestTime(clock: clock, radio: radio)
         bridge = TybeBridgeEmulator(queueCapacity: queueCapacity, dongle: TybeDongle(host: TybeHost(inputSource: host)))
         let peripheral = bridge.makePeripheral(id: id)
         await { @SimulationActor in peripheral.linkParameters.preferredMTU = mtu }()
@@ -45,14 +46,11 @@ struct TybeWorld {
     }
 
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: .milliseconds(5), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+        try await time.run(limit: limit, operation)
     }
 
     func advance(_ duration: Duration) async throws {
-        let timeline = radio.timeline
-        let end = timeline.now + duration
-        try await run { while timeline.now < end { await Task.yield() } }
+        await time.advance(duration)
     }
 
     var hostText: String {
@@ -65,7 +63,7 @@ struct TybeWorld {
     /// Waits (in virtual time) until the host shows `text`.
     func waitForHost(_ text: String) async throws {
         let host = bridge.dongle.host
-        try await run { while await ({ @SimulationActor in host.text }()) != text { await Task.yield() } }
+        try await time.until { await ({ @SimulationActor in host.text }()) == text }
     }
 }
 
@@ -239,10 +237,10 @@ struct TybeClientTests {
         try await world.run { try await client.connect() }
         // The status of the first frame never comes: the compose waits for it.
         await world.radio.inject(FaultRule(.writeWithoutResponse, on: TybeGATT.textInput, action: .noResponse, count: 1))
+        let compose = Task { try await client.compose("wait") }
+        await world.time.settle()
+        compose.cancel()
         let outcome = try await world.run { () -> String in
-            let compose = Task { try await client.compose("wait") }
-            for _ in 0..<200 { await Task.yield() }
-            compose.cancel()
             do { _ = try await compose.value; return "finished" } catch is CancellationError { return "cancelled" } catch { return "\(error)" }
         }
         #expect(outcome == "cancelled")
@@ -285,13 +283,13 @@ struct TybeClientTests {
         defer { follower.cancel() }
         let plan = try await world.run { try await client.compose("ok") }.plan
         model.typed(plan.keystrokes)
-        try await world.run { while await MainActor.run(body: { model.dongle }) != .linked { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { model.dongle }) == .linked }
         #expect(model.link == .connected && model.bridge == .ok)
         #expect(model.keyCount == 2 && model.frameCount == 1 && model.errorCount == 0)
         #expect(model.lastKey == "k" && model.recentKeys == ["o", "k"])
         await { @SimulationActor in world.bridge.dongle.unplug() }()
         let start = world.radio.timeline.now
-        try await world.run { while await MainActor.run(body: { model.dongle }) != .noAck { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { model.dongle }) == .noAck }
         // The linked flag is sticky for ~4 s after the last ACK.
         #expect(world.radio.timeline.now - start >= .seconds(3))
     }

@@ -1,0 +1,157 @@
+import Foundation
+
+/// One serial executor for the test process, which knows when every task is idle.
+///
+/// Once ``activate()`` has been called, every job Swift concurrency sends to its global
+/// executor (task starts, resumptions, default actors' turns) is queued here instead and run one
+/// at a time, in order, on the main dispatch queue, where main-actor jobs run too. A simulation
+/// awaits ``idle()`` before it moves virtual time: it returns only when no job is queued or
+/// running, so time never moves while work that is ready to run has not run. This is the
+/// advance-until-idle rule of kotlinx-coroutines' `runTest`.
+///
+/// What it cannot see: work outside Swift concurrency (dispatch queues, NIO event loops, GRDB's
+/// writer, real I/O), and `Task.yield()` from code that has just left an actor (the runtime
+/// queues that job on its own). A simulation that waits on such work declares it (the
+/// CoreBluetooth look-alike counts its callbacks in flight); world helpers never poll with
+/// `Task.yield()`. Main-actor jobs reach the main queue without passing here, so ``idle()``
+/// lets the main queue run a few times before it believes the process is idle.
+///
+/// The hook is process-wide and stays installed. Tests that use no simulation still run, one
+/// job at a time while a simulation is active; nothing here blocks, so nothing deadlocks unless
+/// a job blocks its thread waiting for another job.
+public final class TestScheduler: SerialExecutor, @unchecked Sendable {
+    /// The process's scheduler.
+    public static let shared = TestScheduler()
+
+    private typealias Original = @convention(thin) (UnownedJob) -> Void
+    private typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var jobs: [UnownedJob] = []
+    private var head = 0
+    private var draining = false
+    private var activations = 0
+    private var enqueued = 0
+    private var enqueuedAtLastRound = 0
+    private var quietRounds = 0
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Main-queue passes with nothing new queued here before the process counts as idle.
+    private static let quietRoundsBeforeIdle = 3
+
+    private init() {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else {
+            fatalError("TestScheduler: this Swift runtime exports no swift_task_enqueueGlobal_hook")
+        }
+        symbol.assumingMemoryBound(to: Hook?.self).pointee = { job, original in
+            TestScheduler.shared.enqueueGlobal(job, original: original)
+        }
+    }
+
+    /// Routes the process's global jobs here from now on (counted; ``deactivate()`` undoes one).
+    public func activate() {
+        lock.withLock { activations += 1 }
+    }
+
+    /// Undoes one ``activate()``; when none is left, new global jobs go to the global executor
+    /// again (jobs already queued here still run here).
+    public func deactivate() {
+        lock.withLock { activations -= 1 }
+    }
+
+    /// Returns once no job is queued or running: every task is suspended, waiting on a clock,
+    /// a continuation or something outside Swift concurrency.
+    public func idle() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let schedule = lock.withLock { () -> Bool in
+                idleWaiters.append(waiter)
+                return claimDrain()
+            }
+            if schedule { scheduleDrain() }
+        }
+    }
+
+    /// Jobs sent to this executor as an executor (a task that yields while running here).
+    public func enqueue(_ job: consuming ExecutorJob) {
+        append(UnownedJob(job))
+    }
+
+    private func enqueueGlobal(_ job: UnownedJob, original: Original) {
+        let mine = lock.withLock { activations > 0 || draining }
+        if mine { append(job) } else { original(job) }
+    }
+
+    private func append(_ job: UnownedJob) {
+        let schedule = lock.withLock { () -> Bool in
+            jobs.append(job)
+            enqueued &+= 1
+            return claimDrain()
+        }
+        if schedule { scheduleDrain() }
+    }
+
+    /// Marks a drain as scheduled; true when the caller must schedule it. Call under `lock`.
+    private func claimDrain() -> Bool {
+        guard !draining else { return false }
+        draining = true
+        return true
+    }
+
+    private func scheduleDrain() {
+        DispatchQueue.main.async { self.drain() }
+    }
+
+    private enum Step {
+        case run(UnownedJob)
+        case wake(CheckedContinuation<Void, Never>)
+        case letMainQueueRun
+        case stop
+    }
+
+    private func nextStep() -> Step {
+        lock.withLock {
+            if head < jobs.count {
+                let job = jobs[head]
+                head += 1
+                if head == jobs.count {
+                    jobs.removeAll(keepingCapacity: true)
+                    head = 0
+                }
+                return .run(job)
+            }
+            guard !idleWaiters.isEmpty else {
+                draining = false
+                return .stop
+            }
+            // Main-actor jobs do not pass through here: let the main queue run what it holds
+            // (they may queue more work here) before calling the process idle.
+            if enqueued != enqueuedAtLastRound {
+                enqueuedAtLastRound = enqueued
+                quietRounds = 0
+            }
+            guard quietRounds >= Self.quietRoundsBeforeIdle else {
+                quietRounds += 1
+                return .letMainQueueRun
+            }
+            quietRounds = 0
+            return .wake(idleWaiters.removeFirst())
+        }
+    }
+
+    private func drain() {
+        while true {
+            switch nextStep() {
+            case .run(let job):
+                job.runSynchronously(on: asUnownedSerialExecutor())
+            case .wake(let waiter):
+                waiter.resume()
+            case .letMainQueueRun:
+                scheduleDrain()
+                return
+            case .stop:
+                return
+            }
+        }
+    }
+}

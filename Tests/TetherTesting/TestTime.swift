@@ -1,0 +1,114 @@
+import Foundation
+import TetherSimulator
+
+/// Virtual time for a test world: a ``ManualClock`` that moves only when every task is idle.
+///
+/// Each step waits for the ``TestScheduler`` to run everything that is ready (and for the
+/// world's own outside work, such as look-alike callbacks, to land), then moves the clock to the
+/// next sleeper's deadline and wakes it. A 40-second timeout therefore takes as many steps as
+/// there are timers before it, not 4,000 polls, and no timer fires while a reply that would have
+/// beaten it is still waiting to run.
+public struct TestTime: Sendable {
+    /// Thrown when an operation or a condition is still pending at its limit of virtual time.
+    public struct LimitExceeded: Error, CustomStringConvertible {
+        /// What was pending.
+        public let what: String
+        /// The virtual time allowed.
+        public let limit: Duration
+        /// Whether any timer was still set when the limit came (if not, the operation waits for
+        /// something virtual time cannot bring).
+        public let timersPending: Bool
+
+        public var description: String {
+            "\(what) still pending after \(limit) of virtual time"
+                + (timersPending ? "" : " (no timer left: it waits for something that never comes)")
+        }
+    }
+
+    /// The world's clock: give it to the radio, the central and every client.
+    public let clock: ManualClock
+    private let outsideWork: @Sendable () async -> Bool
+
+    /// Time on `clock`. `outsideWork` waits for the world's work that runs outside Swift
+    /// concurrency and returns whether it had any (it is asked each time the scheduler is idle).
+    public init(clock: ManualClock = ManualClock(), outsideWork: @escaping @Sendable () async -> Bool = { false }) {
+        self.clock = clock
+        self.outsideWork = outsideWork
+        TestScheduler.shared.activate()
+    }
+
+    /// Time on `radio`'s clock, waiting for the CoreBluetooth look-alike's callbacks when the
+    /// radio's driver is the look-alike.
+    public init(clock: ManualClock, radio: VirtualRadio) {
+        self.init(clock: clock) { await SimulatorBackedDriver.waitWhileBusy(radio) }
+    }
+
+    /// Time since the clock was made.
+    public var now: Duration { clock.now.offset }
+
+    /// Returns once every task is idle and no outside work is in flight.
+    public func settle() async {
+        repeat {
+            await TestScheduler.shared.idle()
+        } while await outsideWork()
+    }
+
+    /// Runs `operation` while time moves, and returns its result; throws ``LimitExceeded`` if it
+    /// has not finished after `limit` of virtual time (and cancels it).
+    public func run<T: Sendable>(limit: Duration = .seconds(600), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = Outcome<T>()
+        let task = Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await operation()) } catch { result = .failure(error) }
+            outcome.set(result)
+        }
+        let end = clock.now.advanced(by: limit)
+        while true {
+            await settle()
+            if let result = outcome.result { return try result.get() }
+            guard clock.wakeNext(notAfter: end) else {
+                let pending = clock.nextDeadline != nil
+                task.cancel()
+                throw LimitExceeded(what: "operation", limit: limit, timersPending: pending)
+            }
+        }
+    }
+
+    /// Lets `duration` of virtual time pass, waking every timer due within it.
+    public func advance(_ duration: Duration) async {
+        let end = clock.now.advanced(by: duration)
+        while true {
+            await settle()
+            guard clock.wakeNext(notAfter: end) else { break }
+        }
+        clock.move(to: end)
+        await settle()
+    }
+
+    /// Lets virtual time pass until `condition` holds (checked whenever every task is idle);
+    /// throws ``LimitExceeded`` after `limit`.
+    public func until(limit: Duration = .seconds(120), _ condition: @escaping @Sendable () async -> Bool) async throws {
+        _ = try await first(limit: limit, what: "condition") { await condition() ? true : nil }
+    }
+
+    /// Lets virtual time pass until `probe` returns a value (asked whenever every task is idle),
+    /// and returns it; throws ``LimitExceeded`` after `limit`.
+    public func first<T: Sendable>(limit: Duration = .seconds(120), what: String = "value", _ probe: @escaping @Sendable () async -> T?) async throws -> T {
+        let end = clock.now.advanced(by: limit)
+        while true {
+            await settle()
+            if let value = await probe() { return value }
+            guard clock.wakeNext(notAfter: end) else {
+                throw LimitExceeded(what: what, limit: limit, timersPending: clock.nextDeadline != nil)
+            }
+        }
+    }
+
+    /// An operation's result, set once from its task.
+    private final class Outcome<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Result<T, any Error>?
+        var result: Result<T, any Error>? { lock.withLock { value } }
+        func set(_ result: Result<T, any Error>) { lock.withLock { value = result } }
+    }
+}

@@ -70,14 +70,14 @@ struct CommandOutcomeTests {
         let manager = world.manager, emulator = world.emulator
         await { @SimulationActor in emulator.answersPing = false }()
         let start = world.radio.timeline.now
+        let ping = Task { () -> GripFitCommandError? in
+            do { try await manager.ping(timeout: .seconds(30)); return nil } catch { return error as? GripFitCommandError }
+        }
+        // Disconnect once the ping has gone out.
+        try await world.time.until { await { @SimulationActor in emulator.commandsReceived.contains("CMD:PING") }() }
         let outcome = try await world.run { () -> GripFitCommandError? in
-            async let ping: GripFitCommandError? = {
-                do { try await manager.ping(timeout: .seconds(30)); return nil } catch { return error as? GripFitCommandError }
-            }()
-            // Disconnect once the ping has gone out.
-            while await !{ @SimulationActor in emulator.commandsReceived.contains("CMD:PING") }() { await Task.yield() }
             await manager.disconnect()
-            return await ping
+            return await ping.value
         }
         #expect(outcome == .linkLost)
         #expect(world.radio.timeline.now - start < .seconds(30), "not the timeout")

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Logging
 @testable import GripFit
@@ -9,7 +8,8 @@ import TetherTesting
 
 /// A GripFit emulator on a virtual radio, a manager on a central, and a test clock.
 struct GripFitWorld {
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let central: Central
     let manager: BLEManager
@@ -23,6 +23,7 @@ struct GripFitWorld {
          configure: @SimulationActor (VirtualPeripheral) -> Void = { _ in }) async {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 3, centralState: centralState)
+        time = TestTime(clock: clock, radio: radio)
         emulator = GripFitEmulator(profile: .standard, framing: framing)
         let peripheral = emulator.makePeripheral(id: id)
         if withDevice {
@@ -36,11 +37,9 @@ struct GripFitWorld {
                              configuration: configuration)
     }
 
-    /// Runs `operation` while virtual time advances in `step`s (10 ms: fine enough for every
-    /// timing assertion; long waits that assert no timing may take larger steps).
-    func run<T: Sendable>(limit: Duration = .seconds(300), step: Duration = .milliseconds(10), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: step, limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+    /// Runs `operation` while virtual time moves.
+    func run<T: Sendable>(limit: Duration = .seconds(300), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await time.run(limit: limit, operation)
     }
 
     /// Advances virtual time until the manager reaches a state matching `predicate`; returns it.
@@ -55,9 +54,7 @@ struct GripFitWorld {
 
     /// Lets `duration` of virtual time pass.
     func advance(_ duration: Duration) async throws {
-        let timeline = radio.timeline
-        let end = timeline.now + duration
-        try await run { while timeline.now < end { await Task.yield() } }
+        await time.advance(duration)
     }
 
     /// Scans and connects; returns once connected.

@@ -24,12 +24,11 @@ struct CoreBluetoothDriverTests {
         let w = await LookalikeWorld()
         let central = await Self.central(w)
         let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
-        try await w.until { (try? await connection.connect()) != nil }
+        try await w.run { try await connection.connect() }
         await w.radio.inject(FaultRule(.write, action: .error(ATTError(code)), count: 1))
         let outcome = Outcome()
-        try await w.until {
+        try await w.run {
             do { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) } catch let error as BLEError { await outcome.set(error) } catch {}
-            return true
         }
         #expect(await outcome.error == .pairingFailed(reason))
         #expect(await connection.isConnected)
@@ -57,7 +56,7 @@ struct CoreBluetoothDriverTests {
         let w = await LookalikeWorld()
         let central = await Self.central(w)
         let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
-        try await w.until { (try? await connection.connect()) != nil }
+        try await w.run { try await connection.connect() }
         let driver = await SimulatorBackedDriver.relaunch(radio: w.radio, kind: .corebluetooth)
         let first = try await w.firstEvents(of: driver, count: 2)
         guard case .willRestoreState(let ids) = first[0], case .stateChanged(.poweredOn) = first[1] else {
@@ -74,9 +73,8 @@ struct CoreBluetoothDriverTests {
         #expect(CBLookalikeBackend.$current.withValue(w.backend) { CoreBluetoothDriver.authorization } == .denied)
         let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
         let outcome = Outcome()
-        try await w.until {
+        try await w.run {
             do { try await connection.connect() } catch let error as BLEError { await outcome.set(error) } catch {}
-            return true
         }
         #expect(await outcome.error == .bluetoothUnavailable(.unauthorized))
         w.backend.authorization = .allowedAlways
@@ -87,7 +85,7 @@ struct CoreBluetoothDriverTests {
         let w = await LookalikeWorld()
         let central = await Self.central(w)
         let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
-        try await w.until { (try? await connection.connect()) != nil }
+        try await w.run { try await connection.connect() }
         let stream = await connection.notifications(for: EchoPeripheral.output)
         let collector = Task { () -> [UInt8] in
             var seen: [UInt8] = []
@@ -97,14 +95,12 @@ struct CoreBluetoothDriverTests {
             }
             return seen
         }
-        try await w.until {
+        try await w.run {
             for index in 0..<200 { try? await connection.write(Data([UInt8(index)]), to: EchoPeripheral.input, type: .withoutResponse) }
-            return true
         }
         let received = Outcome()
-        try await w.until {
+        try await w.run {
             await received.set(await collector.value)
-            return true
         }
         #expect(await received.values == Array(0..<200))
     }

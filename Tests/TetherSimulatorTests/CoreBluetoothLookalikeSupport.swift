@@ -1,15 +1,16 @@
 #if !canImport(CoreBluetooth)
-import Clocks
 import CoreBluetoothLookalike
 import Foundation
 import TetherCore
 import TetherCoreBluetooth
 import TetherSimulator
+import TetherTesting
 
 /// An echo peripheral on a virtual radio bound to a CoreBluetooth look-alike backend, and a
 /// queue for delegate callbacks; time moves only through ``until(limit:_:)``.
 struct LookalikeWorld {
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let backend: CBLookalikeBackend
     let queue = DispatchQueue(label: "tether.tests.lookalike")
@@ -25,7 +26,9 @@ struct LookalikeWorld {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 7, centralState: centralState)
         await radio.add(EchoPeripheral.makePeripheral(id: echoID, distance: 1.5, linkParameters: link, behavior: EchoPeripheral()))
-        backend = await CBLookalikeBackend.backend(for: radio)
+        let backend = await CBLookalikeBackend.backend(for: radio)
+        self.backend = backend
+        time = TestTime(clock: clock) { await backend.waitWhileInFlight() }
         backend.authorization = authorization
         queue.setSpecific(key: queueKey, value: 1)
     }
@@ -41,19 +44,19 @@ struct LookalikeWorld {
     /// A recorder that checks every callback against this world's queue.
     func recorder() -> Recorder { Recorder(queueKey: queueKey) }
 
-    /// Advances virtual time (letting callbacks drain before each step) until `condition` holds.
+    /// Advances virtual time (callbacks land before each step) until `condition` holds.
     func until(limit: Duration = .seconds(30), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        let clock = self.clock, backend = self.backend
-        try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await backend.settle(); await clock.advance(by: $0) }) {
-            while !(await condition()) { await Task.yield() }
-        }
+        try await time.until(limit: limit, condition)
     }
 
     /// Lets `duration` of virtual time pass.
     func advance(_ duration: Duration) async throws {
-        let end = radio.timeline.now + duration, timeline = radio.timeline
-        try await until(limit: duration + .seconds(1)) { timeline.now >= end }
-        await backend.settle()
+        await time.advance(duration)
+    }
+
+    /// Runs `operation` while virtual time moves.
+    func run<T: Sendable>(limit: Duration = .seconds(30), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await time.run(limit: limit, operation)
     }
 
     /// Connects the echo peripheral through `manager` and discovers its service and

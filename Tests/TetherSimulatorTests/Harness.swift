@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Logging
 @testable import TetherCore
@@ -11,7 +10,8 @@ import TetherTesting
 /// The driver is the simulator's or, with `TETHER_TEST_DRIVER=corebluetooth`, the
 /// CoreBluetooth driver on the look-alike (see `SimulatorBackedDriver`).
 struct Harness {
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let driver: any BLEDriver
     let central: Central
@@ -27,33 +27,25 @@ struct Harness {
     init(centralState: CentralState = .poweredOn, link: LinkParameters = LinkParameters(), osAutoReconnect: Bool = true) async {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 7, centralState: centralState)
+        time = TestTime(clock: clock, radio: radio)
         echo = EchoPeripheral()
         await radio.add(EchoPeripheral.makePeripheral(id: echoID, distance: 1.5, linkParameters: link, behavior: echo))
         driver = await SimulatorBackedDriver.make(radio: radio, supportsAutoReconnect: osAutoReconnect)
         central = Central(driver: driver, clock: clock)
         await central.start()
         // The look-alike reports the radio's state through a dispatch queue; let it arrive.
-        await SimulatorBackedDriver.settle(radio)
+        await time.settle()
     }
 
-    /// Runs `operation` while virtual time advances in `step`s (10 ms by default; long untimed
-    /// waits may take larger steps).
-    func run<T: Sendable>(limit: Duration = .seconds(600), step: Duration = .milliseconds(10), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: step, limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+    /// Runs `operation` while virtual time moves (to each timer's deadline, once every task is
+    /// idle).
+    func run<T: Sendable>(limit: Duration = .seconds(600), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await time.run(limit: limit, operation)
     }
 
     /// Lets `duration` of virtual time pass.
     func advance(_ duration: Duration) async {
-        var left = duration
-        while left > .zero {
-            let step = min(left, .milliseconds(10))
-            for _ in 0..<3 { await Task.yield() }
-            await SimulatorBackedDriver.settle(radio)
-            await clock.advance(by: step)
-            left -= step
-        }
-        for _ in 0..<10 { await Task.yield() }
+        await time.advance(duration)
     }
 
     /// Simulates the OS relaunching the app (links stay up); returns the new launch's driver.
@@ -83,10 +75,8 @@ struct Harness {
     }
 
     /// Waits (in virtual time) until `condition` holds.
-    func until(limit: Duration = .seconds(120), step: Duration = .milliseconds(10), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        try await run(limit: limit, step: step) {
-            while !(await condition()) { await Task.yield() }
-        }
+    func until(limit: Duration = .seconds(120), _ condition: @escaping @Sendable () async -> Bool) async throws {
+        try await time.until(limit: limit, condition)
     }
 
     func peripheral(_ body: @escaping @SimulationActor (VirtualPeripheral) -> Void) async {

@@ -24,7 +24,7 @@ struct OperationTests {
         for index in 0..<6 {
             tasks.append(Task { try await connection.write(Data([UInt8(index)]), to: EchoPeripheral.input, type: .withResponse) })
             // Let each write reach the queue before the next one starts.
-            for _ in 0..<50 { await Task.yield() }
+            await h.time.settle()
         }
         let all = tasks
         try await h.run { for task in all { try await task.value } }
@@ -149,7 +149,7 @@ struct OperationTests {
         let fresh = await connection.notifications(for: EchoPeripheral.output)
         // The old stream has ended; let its termination handler run.
         try await h.run { for await _ in old {} }
-        for _ in 0..<100 { await Task.yield() }
+        await h.time.settle()
         try await h.run { try await connection.write(Data("again".utf8), to: EchoPeripheral.input, type: .withResponse) }
         let echo = try await h.run { () -> Data? in
             for await value in fresh { return value }

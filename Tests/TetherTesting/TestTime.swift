@@ -97,11 +97,29 @@ public struct TestTime: Sendable {
         let end = clock.now.advanced(by: limit)
         while true {
             await settle()
-            if let value = await probe() { return value }
+            if let value = try await ask(probe) { return value }
             guard clock.wakeNext(notAfter: end) else {
                 throw LimitExceeded(what: what, limit: limit, timersPending: clock.nextDeadline != nil)
             }
         }
+    }
+
+    /// Thrown when a condition or probe does not answer without virtual time moving (it waits on
+    /// a timer itself): such work belongs in ``run(limit:_:)``.
+    public struct ProbeWaitsOnTime: Error, CustomStringConvertible {
+        public var description: String { "a condition waited on virtual time; run the work with run(limit:_:) and test only state in until" }
+    }
+
+    /// Asks `probe` while time stands still; it must answer once every task is idle.
+    private func ask<T: Sendable>(_ probe: @escaping @Sendable () async -> T?) async throws -> T? {
+        let answer = Outcome<T?>()
+        let task = Task { answer.set(.success(await probe())) }
+        await settle()
+        guard let result = answer.result else {
+            task.cancel()
+            throw ProbeWaitsOnTime()
+        }
+        return try result.get()
     }
 
     /// An operation's result, set once from its task.

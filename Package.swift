@@ -295,7 +295,7 @@ let package = Package(
         // What the test suites share: the driver a harness runs on (TETHER_TEST_DRIVER).
         .target(
             name: "TetherTesting",
-            dependencies: ["TetherCore", "TetherSimulator", "TetherCoreBluetooth"],
+            dependencies: ["TetherCore", "TetherSimulator", "TetherCoreBluetooth", "TetherStorage"],
             path: "Tests/TetherTesting"
         ),
         .testTarget(

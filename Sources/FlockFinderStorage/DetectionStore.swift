@@ -105,7 +105,7 @@ public actor DetectionStore: DetectionRecorder {
     /// Inserts off the actor (GRDB's async write: no cooperative thread waits on the disk);
     /// ``recent`` is sorted after, so records that finish out of order stay ordered.
     private func insert(_ row: DetectionRow) async throws -> StoredDetection {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             var row = row
             try row.insert(db)
             return row.stored
@@ -117,7 +117,7 @@ public actor DetectionStore: DetectionRecorder {
     /// How many stored detections there are of each type (types with none are absent).
     public func countsByType() async throws -> [DetectionType: Int] {
         // Plain values out of the closure: GRDB's async read hands back only Sendable ones.
-        let rows = try await dbQueue.read { db in
+        let rows = try await dbQueue.countedRead { db in
             try Row.fetchAll(
                 db,
                 sql: "SELECT type, COUNT(*) AS n FROM \(DetectionRow.databaseTableName) GROUP BY type"
@@ -134,7 +134,7 @@ public actor DetectionStore: DetectionRecorder {
     /// Stored detections, newest first, optionally only of one type and/or received at or
     /// after a date.
     public func detections(type: DetectionType? = nil, since: Date? = nil) async throws -> [StoredDetection] {
-        try await dbQueue.read { db in
+        try await dbQueue.countedRead { db in
             var request = DetectionRow.newestFirst()
             if let type {
                 request = request.filter(DetectionRow.Columns.type == type.name)
@@ -148,7 +148,7 @@ public actor DetectionStore: DetectionRecorder {
 
     /// All stored detections in receipt order (oldest first), the order of the exports.
     private func chronological() async throws -> [StoredDetection] {
-        try await dbQueue.read { db in
+        try await dbQueue.countedRead { db in
             try DetectionRow
                 .order(DetectionRow.Columns.receivedAt.asc, DetectionRow.Columns.id.asc)
                 .fetchAll(db)

@@ -60,7 +60,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
 
     /// Stores a session in one transaction: upserts its summary and replaces its samples.
     public func save(_ record: GripSessionRecord) async throws {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             let session = SessionRow(record.summary)
             let key = session.id.uuidString
             // Upsert rather than INSERT OR REPLACE: REPLACE deletes the old row first, which
@@ -75,7 +75,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
 
     /// The summaries of all stored sessions, newest start first.
     public func allSessions() async throws -> [GripSessionSummary] {
-        try await dbQueue.read { db in
+        try await dbQueue.countedRead { db in
             try SessionRow
                 .order(SessionRow.Columns.startedAt.desc, SessionRow.Columns.id)
                 .fetchAll(db)
@@ -86,7 +86,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
     /// The stored session with this id and its samples in recorded order, or nil.
     public func session(id: UUID) async throws -> GripSessionRecord? {
         let key = id.uuidString
-        return try await dbQueue.read { db in
+        return try await dbQueue.countedRead { db in
             guard let session = try SessionRow.fetchOne(db, key: key) else { return nil }
             // Rows are inserted in recorded order, so rowid order is recorded order even when
             // offsets are not monotonic (a clock stepping back).
@@ -101,7 +101,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
     /// Removes the session with this id; its samples go with it through the cascade.
     public func deleteSession(id: UUID) async throws {
         let key = id.uuidString
-        _ = try await dbQueue.write { db in
+        _ = try await dbQueue.countedWrite { db in
             try SessionRow.deleteOne(db, key: key)
         }
     }
@@ -111,7 +111,7 @@ extension SQLiteGripSessionStore {
     /// How many sample rows the database holds across all sessions; lets tests see that
     /// deleting or replacing a session leaves no orphaned samples behind.
     func storedSampleRowCount() async throws -> Int {
-        try await dbQueue.read { db in try SampleRow.fetchCount(db) }
+        try await dbQueue.countedRead { db in try SampleRow.fetchCount(db) }
     }
 }
 

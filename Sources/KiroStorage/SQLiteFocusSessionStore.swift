@@ -50,14 +50,14 @@ public final class SQLiteFocusSessionStore: FocusSessionStore {
 
     /// Stores a session, replacing any stored session with the same id.
     public func save(_ session: FocusSession) async throws {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             try FocusSessionRow(session).upsert(db)
         }
     }
 
     /// All stored sessions, newest start first (then by id).
     public func allSessions() async throws -> [FocusSession] {
-        try await dbQueue.read { db in
+        try await dbQueue.countedRead { db in
             try FocusSessionRow
                 .order(FocusSessionRow.Columns.startedAt.desc, FocusSessionRow.Columns.id)
                 .fetchAll(db)
@@ -67,7 +67,7 @@ public final class SQLiteFocusSessionStore: FocusSessionStore {
 
     /// Removes every stored session.
     public func deleteAll() async throws {
-        _ = try await dbQueue.write { db in
+        _ = try await dbQueue.countedWrite { db in
             try FocusSessionRow.deleteAll(db)
         }
     }

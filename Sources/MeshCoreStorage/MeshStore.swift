@@ -73,14 +73,14 @@ public final class MeshStore: MeshMessageStore {
 
     /// Inserts or updates contacts (by public key).
     public func saveContacts(_ contacts: [MeshContact]) async throws {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             for contact in contacts { try ContactRow(contact).save(db) }
         }
     }
 
     /// Replaces the whole contact table (after a full listing).
     public func replaceContacts(_ contacts: [MeshContact]) async throws {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             try ContactRow.deleteAll(db)
             for contact in contacts { try ContactRow(contact).insert(db) }
         }
@@ -88,17 +88,17 @@ public final class MeshStore: MeshMessageStore {
 
     /// Removes a contact.
     public func removeContact(publicKey: Data) async throws {
-        _ = try await dbQueue.write { db in try ContactRow.deleteOne(db, key: publicKey.hexString) }
+        _ = try await dbQueue.countedWrite { db in try ContactRow.deleteOne(db, key: publicKey.hexString) }
     }
 
     /// Every contact, by name.
     public func contacts() async throws -> [MeshContact] {
-        try await dbQueue.read { db in try ContactRow.order(Column("name")).fetchAll(db).map(\.contact) }
+        try await dbQueue.countedRead { db in try ContactRow.order(Column("name")).fetchAll(db).map(\.contact) }
     }
 
     /// The newest `lastModified` among stored contacts (0 when none), for `contacts(since:)`.
     public func contactsLastModified() async throws -> UInt32 {
-        try await dbQueue.read { db in
+        try await dbQueue.countedRead { db in
             UInt32(clamping: try Int.fetchOne(db, sql: "SELECT MAX(lastModified) FROM meshContact") ?? 0)
         }
     }
@@ -107,7 +107,7 @@ public final class MeshStore: MeshMessageStore {
 
     /// Stores the radio's channels, replacing the previous set.
     public func replaceChannels(_ channels: [ChannelInfo]) async throws {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             try ChannelRow.deleteAll(db)
             for channel in channels { try ChannelRow(channel).insert(db) }
         }
@@ -115,7 +115,7 @@ public final class MeshStore: MeshMessageStore {
 
     /// Stored channels by index.
     public func channels() async throws -> [ChannelInfo] {
-        try await dbQueue.read { db in try ChannelRow.order(Column("channelIndex")).fetchAll(db).map(\.channel) }
+        try await dbQueue.countedRead { db in try ChannelRow.order(Column("channelIndex")).fetchAll(db).map(\.channel) }
     }
 
     // MARK: Messages
@@ -123,7 +123,7 @@ public final class MeshStore: MeshMessageStore {
     /// Stores a message unless an identical one is already stored; returns it with its row id,
     /// or nil when it was a duplicate.
     public func insertMessage(_ message: MeshMessage) async throws -> MeshMessage? {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             let key = message.deduplicationKey
             if try MessageRow.filter(Column("dedupKey") == key).fetchCount(db) > 0 { return nil }
             var row = MessageRow(message)
@@ -136,7 +136,7 @@ public final class MeshStore: MeshMessageStore {
 
     /// Updates an outgoing message's delivery state.
     public func updateDelivery(id: Int64, status: MeshMessage.Status, ack: UInt32? = nil, roundTrip: UInt32? = nil) async throws {
-        try await dbQueue.write { db in
+        try await dbQueue.countedWrite { db in
             guard var row = try MessageRow.fetchOne(db, key: id) else { return }
             row.status = status.rawValue
             if let ack { row.ack = Int64(ack) }
@@ -148,12 +148,12 @@ public final class MeshStore: MeshMessageStore {
     /// The newest stored message's row id (0 when there is none): with
     /// ``incomingMessageCount(after:)``, how many messages arrived meanwhile.
     public func newestMessageID() async throws -> Int64 {
-        try await dbQueue.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(MessageRow.databaseTableName)") ?? 0 }
+        try await dbQueue.countedRead { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(MessageRow.databaseTableName)") ?? 0 }
     }
 
     /// How many incoming messages were stored after the row `id`.
     public func incomingMessageCount(after id: Int64) async throws -> Int {
-        try await dbQueue.read { db in
+        try await dbQueue.countedRead { db in
             try MessageRow.filter(Column("id") > id && Column("direction") == MeshMessage.Direction.incoming.rawValue).fetchCount(db)
         }
     }
@@ -161,7 +161,7 @@ public final class MeshStore: MeshMessageStore {
     /// Stored messages, oldest first (`limit`: the newest n); only the direct messages with the
     /// contact whose public key starts with `peer` (hex), or only channel `channel`'s, if given.
     public func messages(peer: String? = nil, channel: Int? = nil, limit: Int? = nil) async throws -> [MeshMessage] {
-        try await dbQueue.read { db in
+        try await dbQueue.countedRead { db in
             var request = MessageRow.order(Column("id").desc)
             if let peer {
                 // Stored peers are key prefixes; a full key matches its prefix and vice versa.

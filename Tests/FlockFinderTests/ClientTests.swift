@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Testing
 import TetherTesting
@@ -10,7 +9,8 @@ import TetherTesting
 
 /// A detector emulator, a client with a store, and a test clock.
 struct ClientWorld {
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let emulator: FlockFinderEmulator
     let store: DetectionStore
@@ -21,6 +21,7 @@ struct ClientWorld {
     init(centralState: CentralState = .poweredOn, extra: [VirtualPeripheral] = [], withDetector: Bool = true) async throws {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 21, centralState: centralState)
+        time = TestTime(clock: clock, radio: radio)
         emulator = FlockFinderEmulator(seed: 3)
         if withDetector { await radio.add(emulator.makePeripheral(id: id)) }
         for peripheral in extra { await radio.add(peripheral) }
@@ -32,14 +33,11 @@ struct ClientWorld {
     }
 
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+        try await time.run(limit: limit, operation)
     }
 
     func advance(_ duration: Duration) async throws {
-        let timeline = radio.timeline
-        let end = timeline.now + duration
-        try await run { while timeline.now < end { await Task.yield() } }
+        await time.advance(duration)
     }
 
     /// Scans, auto-connects and returns the states seen until `final`.
@@ -248,13 +246,13 @@ struct ConnectToFirstDetectorTests {
     @Test func aSecondCallReturnsTheConnectedDetectorAndACallDuringASearchIsRefused() async throws {
         let world = try await ClientWorld()
         let client = world.client
+        let first = Task { () -> String in do { return "\(try await client.connectToFirstDetector().id)" } catch { return "\(error)" } }
+        // Once the first is searching, a second is refused rather than starting over.
+        try await world.time.until { await client.connectionState == .scanning }
         let outcomes = try await world.run { () -> [String] in
-            async let first: String = { do { return "\(try await client.connectToFirstDetector().id)" } catch { return "\(error)" } }()
-            // Once the first is searching, a second is refused rather than starting over.
-            while await client.connectionState != .scanning { await Task.yield() }
             let second: String
             do { second = "\(try await client.connectToFirstDetector().id)" } catch { second = "refused: \(error)" }
-            return [await first, second]
+            return [await first.value, second]
         }
         #expect(outcomes[0] == "\(world.id)")
         #expect(outcomes[1].hasPrefix("refused"), "\(outcomes[1])")
@@ -265,11 +263,11 @@ struct ConnectToFirstDetectorTests {
     @Test func stoppingTheSearchEndsTheCall() async throws {
         let world = try await ClientWorld(withDetector: false)
         let client = world.client
+        let call = Task { () -> FlockFinderError? in do { try await client.connectToFirstDetector(); return nil } catch { return error as? FlockFinderError } }
+        try await world.time.until { await client.connectionState == .scanning }
         let outcome = try await world.run { () -> FlockFinderError? in
-            async let call: FlockFinderError? = { do { try await client.connectToFirstDetector(); return nil } catch { return error as? FlockFinderError } }()
-            while await client.connectionState != .scanning { await Task.yield() }
             await client.stopScanning()
-            return await call
+            return await call.value
         }
         #expect(outcome == .connectionFailed("the search was stopped before a detector was found"))
         #expect(await client.connectionState == .disconnected)

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 @testable import FlockFinder
 @testable import TetherCore
@@ -33,7 +32,8 @@ actor EmulatorNotificationLog {
 struct EmulatorFlockWorld {
     static let everything = [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.stream]
 
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let central: Central
     let emulator: FlockFinderEmulator
@@ -51,6 +51,7 @@ struct EmulatorFlockWorld {
     ) async {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 11)
+        time = TestTime(clock: clock, radio: radio)
         emulator = FlockFinderEmulator(seed: seed, scanInterval: scanInterval, detectionCooldown: cooldown)
         let radio = self.radio, peripheral = emulator.makePeripheral(id: id)
         await { @SimulationActor in
@@ -60,7 +61,7 @@ struct EmulatorFlockWorld {
         central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
         await central.start()
         // The look-alike reports the radio's state through a dispatch queue; let it arrive.
-        await SimulatorBackedDriver.settle(radio)
+        await time.settle()
         connection = await central.connection(to: id, configuration: ConnectionConfiguration(
             services: [FlockFinderBLEConstants.serviceUUID],
             requiredCharacteristics: [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.command, FlockFinderBLEConstants.stream],
@@ -70,22 +71,19 @@ struct EmulatorFlockWorld {
     /// Virtual time since the radio started.
     var now: Duration { radio.timeline.now }
 
-    /// Runs `operation` while virtual time advances in 10 ms steps.
+    /// Runs `operation` while virtual time moves.
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+        try await time.run(limit: limit, operation)
     }
 
     /// Lets `duration` of virtual time pass.
     func advance(_ duration: Duration) async throws {
-        let timeline = radio.timeline
-        let end = timeline.now + duration
-        try await run { while timeline.now < end { await Task.yield() } }
+        await time.advance(duration)
     }
 
     /// Advances virtual time until `condition` holds.
     func until(limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        try await run(limit: limit) { while !(await condition()) { await Task.yield() } }
+        try await time.until(limit: limit, condition)
     }
 
     /// Connects and logs every detection and stream notification from then on.
@@ -130,12 +128,8 @@ struct EmulatorFlockWorld {
     /// Waits for the first stream notification from index `from` on whose JSON matches.
     func streamEvent(from index: Int = 0, limit: Duration = .seconds(30), where predicate: @escaping @Sendable ([String: Any]) -> Bool) async throws -> EmulatorNotification {
         let log = self.log
-        return try await run(limit: limit) {
-            while true {
-                let entries = await log.stream
-                if let match = entries.dropFirst(index).first(where: { $0.object.map(predicate) ?? false }) { return match }
-                await Task.yield()
-            }
+        return try await time.first(limit: limit, what: "stream event") {
+            await log.stream.dropFirst(index).first { $0.object.map(predicate) ?? false }
         }
     }
 

@@ -16,7 +16,7 @@ struct FlockFinderViewModelTests {
             $0.add(.raven(path: FlockEmitter.fixed(10)))        // BLE: 0.85
             $0.add(.flockCamera(path: FlockEmitter.fixed(10)))  // WiFi: 0.9
         }
-        try await world.run { while !Task.isCancelled, await MainActor.run(body: { model.detections.count < 2 || model.connectionState != .connected }) { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { !(model.detections.count < 2 || model.connectionState != .connected) }) }
         #expect(model.connectionState == .connected)
         #expect(model.countsByType[.flockSafety] == 1)
         #expect(model.countsByType.count == 2, "\(model.countsByType)")
@@ -24,15 +24,15 @@ struct FlockFinderViewModelTests {
         #expect(model.visibleDetections.map(\.detection.confidence) == [0.9])
         // Bounded: a burst keeps the newest `detectionLimit`, and counts every one.
         await world.emulator { $0.burst(6) }
-        try await world.run { while !Task.isCancelled, await MainActor.run(body: { model.countsByType.values.reduce(0, +) < 8 }) { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { !(model.countsByType.values.reduce(0, +) < 8) }) }
         #expect(model.detections.count == 3)
         // Commands are written on the link: virtual time must move for their answers.
         try await world.run { await model.setStreaming(true) }
         #expect(model.isStreaming)
         #expect(model.commandError == nil)
-        try await world.run { while !Task.isCancelled, await MainActor.run(body: { model.streamEvents.isEmpty }) { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { !(model.streamEvents.isEmpty) }) }
         try await world.run { await model.disconnect() }
-        try await world.run { while !Task.isCancelled, await MainActor.run(body: { model.connectionState != .disconnected }) { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { !(model.connectionState != .disconnected) }) }
         #expect(!model.isStreaming)
         model.clear()
         #expect(model.detections.isEmpty && model.countsByType.isEmpty)

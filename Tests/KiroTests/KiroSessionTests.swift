@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Testing
 import TetherTesting
@@ -9,7 +8,8 @@ import TetherTesting
 
 /// A Kiro emulator, a connection to it and a session on a test clock.
 struct KiroWorld {
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let central: Central
     let emulator: KiroEmulator
@@ -23,6 +23,7 @@ struct KiroWorld {
     init(form: KiroEventForm = .innerLength, day: DayPack? = nil) async throws {
         SimulationLogging.bootstrapForTests()
         radio = VirtualRadio(clock: clock, seed: 5)
+        time = TestTime(clock: clock, radio: radio)
         emulator = KiroEmulator(eventForm: form)
         await radio.add(emulator.makePeripheral(id: id))
         central = Central(driver: await SimulatorBackedDriver.make(radio: radio), clock: clock)
@@ -35,9 +36,8 @@ struct KiroWorld {
             focusStore: store)
     }
 
-    func run<T: Sendable>(step: Duration = .milliseconds(10), limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: step, limit: limit, advance: { await SimulatorBackedDriver.settle(radio); await clock.advance(by: $0) }, operation)
+    func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await time.run(limit: limit, operation)
     }
 
     func start() async throws {
@@ -45,12 +45,9 @@ struct KiroWorld {
         try await run { try await session.start() }
     }
 
-    /// Lets time pass; long idle stretches move in coarser steps (nothing on the link is due).
+    /// Lets time pass.
     func advance(_ duration: Duration) async throws {
-        let timeline = radio.timeline
-        let end = timeline.now + duration
-        let step = duration > .seconds(60) ? Duration.seconds(1) : .milliseconds(10)
-        try await run(step: step, limit: duration + .seconds(10)) { while timeline.now < end { await Task.yield() } }
+        await time.advance(duration)
     }
 
     /// Performs a user action and waits until the session has emitted an event matching `until`.

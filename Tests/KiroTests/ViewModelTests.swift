@@ -12,11 +12,11 @@ struct KiroViewModelTests {
         await model.start()
         let connection = world.connection
         try await world.start()
-        try await world.run { while !Task.isCancelled, await MainActor.run(body: { model.phase.name != "connected" }) { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { model.phase.name == "connected" }) }
         try await world.act({ $0.selectTask(at: 0); $0.enterTask() }, until: { $0 == .sent(.taskInPage) })
         try await world.advance(.seconds(90))
         try await world.act({ $0.completeTask() }, until: { if case .focusSessionClosed = $0 { true } else { false } })
-        try await world.run { while !Task.isCancelled, await MainActor.run(body: { !(model.focusSessions.count == 1) }) { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { model.focusSessions.count == 1 }) }
         let focusTime = await model.focusTime
         #expect(focusTime >= 90 && focusTime < 92, "\(focusTime)")
         #expect(await model.selectedTaskId != nil)
@@ -25,7 +25,7 @@ struct KiroViewModelTests {
         let newest = await model.log.first?.event
         #expect(newest.map { if case .focusSessionClosed = $0 { true } else { false } } == true)
         try await world.run { await connection.disconnect() }
-        try await world.run { while !Task.isCancelled, await MainActor.run(body: { !(model.phase == .idle) }) { await Task.yield() } }
+        try await world.time.until { await MainActor.run(body: { model.phase == .idle }) }
         await model.stop()
     }
 }

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import TetherTesting
 import Testing
@@ -17,7 +16,8 @@ actor EmulatorBLELog {
 
 /// The emulator as a `MeshCore-…` peripheral on a virtual radio, a central connected to it.
 struct EmulatorBLEWorld {
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let air: VirtualRadio
     let network: MeshNetwork
     let radio: CompanionRadio
@@ -30,6 +30,7 @@ struct EmulatorBLEWorld {
     init() async {
         SimulationLogging.bootstrapForTests()
         let air = VirtualRadio(clock: clock, seed: 11)
+        time = TestTime(clock: clock, radio: air)
         let network = MeshNetwork(clock: clock, seed: 5, startEpoch: EmulatorMesh.epoch)
         let id = self.id
         (radio, emulator) = await { @SimulationActor in
@@ -56,21 +57,15 @@ struct EmulatorBLEWorld {
     var now: Duration { air.timeline.now }
 
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, air = self.air
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: {
-            await SimulatorBackedDriver.settle(air)
-            await clock.advance(by: $0)
-        }, operation)
+        try await time.run(limit: limit, operation)
     }
 
     func until(limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        try await run(limit: limit) { while !(await condition()) { await Task.yield() } }
+        try await time.until(limit: limit, condition)
     }
 
     func advance(_ duration: Duration) async throws {
-        let timeline = air.timeline
-        let end = timeline.now + duration
-        try await run { while timeline.now < end { await Task.yield() } }
+        await time.advance(duration)
     }
 
     /// Connects and logs every notification from then on.

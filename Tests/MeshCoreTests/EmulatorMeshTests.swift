@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTesting
 
 @testable import MeshCore
 @testable import TetherCore
@@ -265,7 +266,7 @@ import Testing
     }
 
     @Test func theDemoMeshHasItsNamedMembers() async throws {
-        let clock = EmulatorMesh.TestClockType()
+        let clock = ManualClock()
         let names = await { @SimulationActor in
             let network = MeshNetwork.demo(clock: clock, chatter: false)
             return (network.radios.map(\.name), network.nodes.map(\.name), network.radios[0].contacts.count)

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Testing
 
@@ -6,20 +5,21 @@ import Testing
 @testable import TetherCore
 @testable import TetherSimulator
 @testable import MeshCoreEmulator
+import TetherTesting
 
 /// A mesh on a test clock with one radio ("Base") driven directly with command frames, an app
 /// attached, and the scripted nodes the tests talk to.
 struct EmulatorMesh {
     static let epoch: UInt32 = 1_767_225_600
-    typealias TestClockType = TestClock<Duration>
-
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let network: MeshNetwork
     let radio: CompanionRadio
 
     /// Nodes: Alice (1 hop), Echo (2 hops, echo bot), Far (4 hops). The radio knows all three.
     init(configuration: CompanionRadio.Configuration = CompanionRadio.Configuration(), introduce: Bool = true) async {
         SimulationLogging.bootstrapForTests()
+        time = TestTime(clock: clock)
         let network = MeshNetwork(clock: clock, seed: 5, startEpoch: Self.epoch)
         self.network = network
         radio = await { @SimulationActor in
@@ -66,13 +66,7 @@ struct EmulatorMesh {
 
     /// Lets `duration` of virtual time pass, running every mesh event due.
     func advance(_ duration: Duration) async throws {
-        let clock = self.clock, timeline = network.timeline
-        let end = timeline.now + duration
-        _ = try await VirtualTime.run(step: .milliseconds(10), limit: duration + .seconds(1), advance: { await clock.advance(by: $0) }) {
-            while timeline.now < end { await Task.yield() }
-        }
-        // Let actions scheduled for the last instant run.
-        for _ in 0..<20 { await Task.yield() }
+        await time.advance(duration)
     }
 
     /// The key of a member.

@@ -1,4 +1,4 @@
-import Clocks
+import TetherTesting
 import Foundation
 import Logging
 @testable import MeshCore
@@ -73,7 +73,8 @@ actor FakeRadio {
 
 /// A session over a `FakeRadio` on a test clock.
 struct SessionWorld {
-    let clock = TestClock<Duration>()
+    let time = TestTime()
+    var clock: ManualClock { time.clock }
     let radio: FakeRadio
     let session: MeshCoreSession
     /// 2026-01-01 00:00:30 UTC: 30 s ahead of the radio's clock.
@@ -85,21 +86,18 @@ struct SessionWorld {
         session = MeshCoreSession(
             transport: radio.mock,
             configuration: .init(autoFetchMessages: autoFetch),
-            clock: clock,
+            clock: time.clock,
             wallClock: { SessionWorld.now })
     }
 
-    /// Runs `operation` while virtual time advances in 10 ms steps.
+    /// Runs `operation` while virtual time moves.
     func run<T: Sendable>(limit: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: { await clock.advance(by: $0) }, operation)
+        try await time.run(limit: limit, operation)
     }
 
     /// Waits (in virtual time) until `condition` holds.
     func until(limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        try await run(limit: limit) {
-            while !(await condition()) { await Task.yield() }
-        }
+        try await time.until(limit: limit, condition)
     }
 }
 

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 @testable import MeshCore
 import TetherCore
@@ -14,7 +13,8 @@ struct BLEMeshWorld {
     static let epoch: UInt32 = 1_767_225_600
     static let radioID = PeripheralID(UUID(uuidString: "3E5C0000-0000-4000-8000-000000000001")!)
 
-    let clock = TestClock<Duration>()
+    let clock = ManualClock()
+    let time: TestTime
     let radio: VirtualRadio
     let network: MeshNetwork
     let emulator: MeshCoreEmulator
@@ -28,6 +28,7 @@ struct BLEMeshWorld {
         SimulationLogging.bootstrapForTests()
         let clock = self.clock
         radio = VirtualRadio(clock: clock, seed: 11)
+        time = TestTime(clock: clock, radio: radio)
         let (network, emulator) = await { @SimulationActor in
             let network = MeshNetwork.demo(clock: clock, startEpoch: BLEMeshWorld.epoch, chatter: false)
             return (network, MeshCoreEmulator(radio: network.radios[0]))
@@ -45,15 +46,11 @@ struct BLEMeshWorld {
     }
 
     func run<T: Sendable>(limit: Duration = .seconds(300), _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, radio = self.radio
-        return try await VirtualTime.run(step: .milliseconds(10), limit: limit, advance: {
-            await SimulatorBackedDriver.settle(radio)
-            await clock.advance(by: $0)
-        }, operation)
+        try await time.run(limit: limit, operation)
     }
 
     func until(limit: Duration = .seconds(300), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        try await run(limit: limit) { while !(await condition()) { await Task.yield() } }
+        try await time.until(limit: limit, condition)
     }
 
     func mesh(_ body: @escaping @SimulationActor (MeshNetwork) -> Void) async {

@@ -1,5 +1,6 @@
 import Foundation
 import TetherSimulator
+import TetherStorage
 
 /// Virtual time for a test world: a ``ManualClock`` that moves only when every task is idle.
 ///
@@ -30,10 +31,15 @@ public struct TestTime: Sendable {
     private let outsideWork: @Sendable () async -> Bool
 
     /// Time on `clock`. `outsideWork` waits for the world's work that runs outside Swift
-    /// concurrency and returns whether it had any (it is asked each time the scheduler is idle).
+    /// concurrency and returns whether it had any (it is asked each time the scheduler is idle,
+    /// as are the stores' database operations, which GRDB runs on its own queues).
     public init(clock: ManualClock = ManualClock(), outsideWork: @escaping @Sendable () async -> Bool = { false }) {
         self.clock = clock
-        self.outsideWork = outsideWork
+        self.outsideWork = {
+            let database = await DatabaseActivity.waitWhileBusy()
+            let other = await outsideWork()
+            return database || other
+        }
         TestScheduler.shared.activate()
     }
 

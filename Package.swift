@@ -295,9 +295,11 @@ let package = Package(
         // What the test suites share: the driver a harness runs on (TETHER_TEST_DRIVER).
         .target(
             name: "TetherTesting",
-            dependencies: ["TetherCore", "TetherSimulator", "TetherCoreBluetooth", "TetherStorage"],
+            dependencies: ["TetherCore", "TetherSimulator", "TetherCoreBluetooth", "TetherStorage", "TetherTestingStartup"],
             path: "Tests/TetherTesting"
         ),
+        // Starts TetherTesting's scheduler before the first test when TETHER_TEST_SCHEDULER=1.
+        .target(name: "TetherTestingStartup", path: "Tests/TetherTestingStartup"),
         .testTarget(
             name: "TetherCoreTests",
             dependencies: [
@@ -315,7 +317,6 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 "TetherTesting",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -329,7 +330,6 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 "TetherTesting",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -342,7 +342,6 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 "TetherTesting",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -356,7 +355,6 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 "TetherTesting",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -370,7 +368,6 @@ let package = Package(
                 "TetherCore",
                 "TetherSimulator",
                 "TetherTesting",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -385,7 +382,7 @@ let package = Package(
             dependencies: [
                 "TetherCore", "TetherSimulator", "TetherWorld",
                 "GripFit", "GripFitEmulator", "Kiro", "KiroEmulator", "Tybe", "TybeEmulator",
-                "FlockFinder", "FlockFinderEmulator", "MeshCore", "MeshCoreEmulator",
+                "FlockFinder", "FlockFinderEmulator", "MeshCore", "MeshCoreEmulator", "TetherTesting",
             ]
         ),
         .testTarget(
@@ -435,7 +432,6 @@ let package = Package(
                 "TetherSimulator",
                 "TetherCoreBluetooth",
                 "TetherTesting",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

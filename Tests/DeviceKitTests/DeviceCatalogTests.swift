@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTesting
 import TetherCore
 import TetherSimulator
 import TetherWorld
@@ -32,7 +33,7 @@ import TetherWorld
 
     @Test func theDefaultWorldHoldsEveryEntrysPeripherals() async {
         let ids = await { @SimulationActor in
-            let (radio, emulators) = DefaultWorld.make(clock: ContinuousClock())
+            let (radio, emulators) = DefaultWorld.make(clock: ManualClock())
             defer { emulators.mesh.shutdown() }
             return Set(radio.peripherals.map(\.id))
         }()

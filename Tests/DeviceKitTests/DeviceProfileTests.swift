@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTesting
 import TetherCore
 @testable import TetherSimulator
 import GripFit
@@ -46,7 +47,7 @@ struct DeviceProfileTests {
         Case(profile: .flockFinder, peripheral: { FlockFinderEmulator().makePeripheral() },
              required: [FlockFinderBLEConstants.command], subscribed: [FlockFinderBLEConstants.detection, FlockFinderBLEConstants.stream],
              name: "FlockFinder-S3", mtu: 185, interval: .milliseconds(30), properties: [[.notify], [.write], [.notify]]),
-        Case(profile: .meshCore, peripheral: { MeshCoreEmulator.makePeripheral(behavior: MeshCoreEmulator(radio: CompanionRadio(name: "Test", publicKey: Data(count: 32), timeline: Timeline(ContinuousClock()), startEpoch: 0))) },
+        Case(profile: .meshCore, peripheral: { MeshCoreEmulator.makePeripheral(behavior: MeshCoreEmulator(radio: CompanionRadio(name: "Test", publicKey: Data(count: 32), timeline: Timeline(ManualClock()), startEpoch: 0))) },
              required: [MeshCoreBLE.writeCharacteristic, MeshCoreBLE.notifyCharacteristic], subscribed: [MeshCoreBLE.notifyCharacteristic],
              name: "MeshCore-Test", mtu: 247, interval: .milliseconds(30), properties: [[.write, .writeWithoutResponse], [.notify]]),
     ]

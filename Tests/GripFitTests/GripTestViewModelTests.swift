@@ -1,6 +1,6 @@
-import Clocks
 import Foundation
 import Testing
+import TetherTesting
 @testable import GripFit
 @testable import TetherCore
 @testable import TetherSimulator
@@ -8,11 +8,6 @@ import Testing
 @Suite("Squeezes and the grip-test view model", .timeLimit(.minutes(2)))
 struct GripTestViewModelTests {
     static let epoch = Date(timeIntervalSince1970: 1_800_000_000)
-
-    struct Timeout: Error, CustomStringConvertible {
-        let what: String
-        var description: String { "no \(what) within the virtual time allowed" }
-    }
 
     /// Readings every 100 ms along `profile` with its noise, as the device would send them.
     static func readings(_ profile: ForceProfile, seconds: Int) -> [GripReading] {
@@ -76,19 +71,13 @@ struct GripTestViewModelTests {
     }
 
     @MainActor @Test func tareAndRateReportTheirOutcomeAsValues() async throws {
-        let clock = TestClock<Duration>()
-        let manager = MockBLEManager(clock: clock)
+        let time = TestTime()
+        let manager = MockBLEManager(clock: time.clock)
         let model = GripTestViewModel(manager: manager)
         await model.start()
-        /// Advances virtual time until `condition` holds, failing after 20 s of it.
-        func until(_ what: String, _ condition: () async -> Bool) async throws {
-            var waited = Duration.zero
-            while !(await condition()) {
-                guard waited < .seconds(20) else { throw Timeout(what: what) }
-                for _ in 0..<5 { await Task.yield() }
-                await clock.advance(by: .milliseconds(10))
-                waited += .milliseconds(10)
-            }
+        /// Lets virtual time pass until `condition` holds, failing after 20 s of it.
+        func until(_ what: String, _ condition: @escaping @Sendable @MainActor () async -> Bool) async throws {
+            try await time.until(limit: .seconds(20), what: what) { await condition() }
         }
         // No link: refused, and the screen can say why.
         #expect(await model.tare() == false)
@@ -110,22 +99,16 @@ struct GripTestViewModelTests {
     }
 
     @MainActor @Test func theViewModelFollowsTheManagerAndSavesARecordedSession() async throws {
-        let clock = TestClock<Duration>()
-        let timeline = Timeline(clock: clock)
+        let time = TestTime()
+        let timeline = Timeline(clock: time.clock)
         let now: @Sendable () -> Date = { Self.epoch.addingTimeInterval(timeline.now.seconds) }
-        let manager = MockBLEManager(clock: clock, now: now)
+        let manager = MockBLEManager(clock: time.clock, now: now)
         let store = InMemoryGripSessionStore()
         let model = GripTestViewModel(manager: manager, store: store, chartWindow: 20, now: now)
         await model.start()
-        /// Advances virtual time in 10 ms steps until `condition` holds (at most `limit`).
-        func until(_ what: String, limit: Duration = .seconds(20), _ condition: () -> Bool) async throws {
-            var waited = Duration.zero
-            while !condition() {
-                guard waited < limit else { throw Timeout(what: what) }
-                for _ in 0..<5 { await Task.yield() }
-                await clock.advance(by: .milliseconds(10))
-                waited += .milliseconds(10)
-            }
+        /// Lets virtual time pass until `condition` holds (at most `limit`).
+        func until(_ what: String, limit: Duration = .seconds(20), _ condition: @escaping @Sendable @MainActor () -> Bool) async throws {
+            try await time.until(limit: limit, what: what) { await condition() }
         }
         await model.startScanning()
         try await until("a device") { !model.devices.isEmpty }

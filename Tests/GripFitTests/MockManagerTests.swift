@@ -1,6 +1,6 @@
-import Clocks
 import Foundation
 import Testing
+import TetherTesting
 @testable import GripFit
 @testable import TetherCore
 @testable import TetherSimulator
@@ -8,18 +8,17 @@ import Testing
 @Suite("MockBLEManager for previews", .timeLimit(.minutes(3)))
 struct MockManagerTests {
     struct Preview {
-        let clock = TestClock<Duration>()
+        let time = TestTime()
+        var clock: ManualClock { time.clock }
         let mock: MockBLEManager
 
         init() {
-            let clock = self.clock
-            let timeline = Timeline(clock: clock)
-            mock = MockBLEManager(clock: clock, now: { Date(timeIntervalSince1970: timeline.now.seconds) })
+            let timeline = Timeline(clock: time.clock)
+            mock = MockBLEManager(clock: time.clock, now: { Date(timeIntervalSince1970: timeline.now.seconds) })
         }
 
         func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-            let clock = self.clock
-            return try await VirtualTime.run(step: .milliseconds(10), limit: .seconds(60), advance: { await clock.advance(by: $0) }, operation)
+            try await time.run(limit: .seconds(60), operation)
         }
 
         func states(until final: GripFitConnectionState) async throws -> [GripFitConnectionState] {

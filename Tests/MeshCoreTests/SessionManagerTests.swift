@@ -1,8 +1,8 @@
-import Clocks
 import Foundation
 @testable import MeshCore
 import TetherCore
 import Testing
+import TetherTesting
 @testable import MeshCoreStorage
 
 /// A connection manager over a `FakeRadio` on a test clock.
@@ -182,7 +182,7 @@ struct SessionManagerTests {
         await world.manager.disconnect()
         #expect(await world.manager.state == .disconnected)
         #expect(await !world.radio.mock.isConnected)
-        await world.base.clock.advance(by: .seconds(60))
+        await world.base.time.advance(.seconds(60))
         #expect(await world.manager.state == .disconnected)
     }
 

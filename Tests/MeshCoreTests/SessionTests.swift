@@ -1,8 +1,8 @@
-import Clocks
 import Foundation
 @testable import MeshCore
 import TetherCore
 import Testing
+import TetherTesting
 
 @Suite("Session", .timeLimit(.minutes(3)))
 struct SessionTests {

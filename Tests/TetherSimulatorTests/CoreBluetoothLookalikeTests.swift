@@ -155,16 +155,15 @@ struct CoreBluetoothLookalikeTests {
         let peripheral = try await w.connectEcho(manager, r)
         let input = try #require(peripheral.services?.first?.characteristics?.first { $0.uuid == LookalikeWorld.input })
         #expect(peripheral.canSendWriteWithoutResponse)
+        // Readiness is only ever reported after `canSendWriteWithoutResponse` was false.
+        #expect(r.count("ready") == 0)
         var sent = 0
         while peripheral.canSendWriteWithoutResponse, sent < 100 {
             peripheral.writeValue(Data([UInt8(sent)]), for: input, type: .withoutResponse)
             sent += 1
         }
         #expect(sent == 2)
-        // Readiness is only ever reported after `canSendWriteWithoutResponse` was false.
         #expect(!peripheral.canSendWriteWithoutResponse)
-        await w.drainQueue()
-        #expect(r.count("ready") == 0)
         try await w.until { r.count("ready") == 1 }
         #expect(peripheral.canSendWriteWithoutResponse)
         peripheral.writeValue(Data([9]), for: input, type: .withoutResponse)

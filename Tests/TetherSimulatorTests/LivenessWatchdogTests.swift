@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Testing
 @testable import TetherCore
@@ -19,23 +18,23 @@ struct LivenessWatchdogTests {
     }
 
     @Test func silenceWithoutAProbeIsDeathAtTheDeadlineOnce() async {
-        let clock = ManualClock()
+        let time = TestTime(), clock = time.clock
         let timeline = Timeline(clock: clock)
         let log = Log()
         let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(3))
         watchdog.start(dead: { log.record("dead", timeline.now) })
-        await clock.advance(by: .seconds(2))
+        await time.advance(.seconds(2))
         watchdog.heard()                       // at 2 s: the deadline moves to 5 s
-        await clock.advance(by: .milliseconds(2_900))
+        await time.advance(.milliseconds(2_900))
         #expect(log.all.isEmpty)
-        await clock.advance(by: .seconds(5))
+        await time.advance(.seconds(5))
         #expect(log.all.count == 1)
         let at = log.all.first?.1 ?? .zero
         #expect(at >= .seconds(5) && at <= .milliseconds(5_020), "\(at)")
     }
 
     @Test func anAnsweredProbeKeepsTheLinkAndAnUnansweredOneEndsIt() async {
-        let clock = ManualClock()
+        let time = TestTime(), clock = time.clock
         let timeline = Timeline(clock: clock)
         let log = Log()
         let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(2), probeWindow: .seconds(2))
@@ -43,14 +42,14 @@ struct LivenessWatchdogTests {
             log.record("probe", timeline.now)
             if log.answering { watchdog.heard() }
         }, dead: { log.record("dead", timeline.now) })
-        await clock.advance(by: .seconds(7))
+        await time.advance(.seconds(7))
         // Probed at 2 s and answered; the next period starts when the window ends (4 s): probed
         // again at 6 s.
         #expect(log.all.map(\.0) == ["probe", "probe"])
         let probes = log.all.map(\.1)
         #expect(probes.count == 2 && probes[1] - probes[0] >= .seconds(4) && probes[1] - probes[0] <= .milliseconds(4_030), "\(probes)")
         log.setAnswers(false)
-        await clock.advance(by: .seconds(6))
+        await time.advance(.seconds(6))
         let names = log.all.map(\.0)
         #expect(names.last == "dead")
         #expect(names.filter { $0 == "dead" }.count == 1)
@@ -60,26 +59,26 @@ struct LivenessWatchdogTests {
     }
 
     @Test func aWatchdogStartsAgainAfterADeath() async {
-        let clock = ManualClock()
+        let time = TestTime(), clock = time.clock
         let timeline = Timeline(clock: clock)
         let log = Log()
         let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(1))
         watchdog.start(dead: { log.record("dead", timeline.now) })
-        await clock.advance(by: .seconds(2))
+        await time.advance(.seconds(2))
         #expect(log.all.count == 1)
         watchdog.start(dead: { log.record("dead again", timeline.now) })
-        await clock.advance(by: .seconds(2))
+        await time.advance(.seconds(2))
         #expect(log.all.map(\.0) == ["dead", "dead again"])
     }
 
     @Test func aStoppedWatchdogSaysNothing() async {
-        let clock = ManualClock()
+        let time = TestTime(), clock = time.clock
         let log = Log()
         let watchdog = LivenessWatchdog(clock: clock, silence: .seconds(1))
         watchdog.start(dead: { log.record("dead", .zero) })
-        await clock.advance(by: .milliseconds(500))
+        await time.advance(.milliseconds(500))
         watchdog.stop()
-        await clock.advance(by: .seconds(3))
+        await time.advance(.seconds(3))
         #expect(log.all.isEmpty)
     }
 }

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import Testing
 @testable import TetherCore
@@ -29,28 +28,28 @@ struct RequestCorrelatorTests {
     }
 
     @Test func aMultiMessageReplyIsBoundedAndEachPartRestartsTheTimeout() async throws {
-        let clock = ManualClock()
+        let time = TestTime(), clock = time.clock
         let correlator = RequestCorrelator<Int>(clock: clock, maximumMessages: 3)
         let ticket = correlator.arm { $0 == 0 ? .complete : .more }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(1)) }
         for part in 1...5 {
-            await clock.advance(by: .milliseconds(900))
+            await time.advance(.milliseconds(900))
             #expect(correlator.deliver(part))
         }
-        await clock.advance(by: .milliseconds(900))
+        await time.advance(.milliseconds(900))
         #expect(correlator.deliver(0))
         let reply = try await waiting.value
         #expect(reply.messages == [1, 2, 3, 0] && reply.omitted == 2)
     }
 
     @Test func silenceTimesOutOnTheInjectedClockAndALateReplyIsNotTaken() async throws {
-        let clock = ManualClock()
+        let time = TestTime(), clock = time.clock
         let correlator = RequestCorrelator<Int>(clock: clock)
         let ticket = correlator.arm { _ in .complete }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(3)) }
-        await clock.advance(by: .milliseconds(2_900))
+        await time.advance(.milliseconds(2_900))
         #expect(correlator.oldestWaiting == ticket, "still waiting before its 3 s")
-        await clock.advance(by: .milliseconds(200))
+        await time.advance(.milliseconds(200))
         await #expect(throws: RequestCorrelatorError.timedOut(.seconds(3))) { try await waiting.value }
         #expect(!correlator.deliver(1), "the timed-out request is gone")
         #expect(correlator.armedCount == 0)

@@ -1,13 +1,10 @@
 import Foundation
 
-/// A clock that moves only when a test says so, for code that does nothing but sleep on its
-/// clock (the liveness watchdog, the request correlator).
+/// A clock that moves only when told to: ``TestTime`` moves it to the next sleeper's deadline
+/// once every task is idle (``wakeNext(notAfter:)``).
 ///
-/// ``advance(by:step:)`` moves time in steps (10 ms by default), waking each sleeper at its own
-/// deadline, in order, and letting ready work run (plain yields) after each wake and each step,
-/// so work that sleeps again after a few hops is still woken on time within the same advance. Unlike swift-clocks' `TestClock`, it spawns no background-priority tasks to
-/// let work run, which a machine busy with the whole suite starves (tests stepping a
-/// `TestClock` over seconds exceeded a minute in CI).
+/// Unlike swift-clocks' `TestClock`, it neither steps nor yields: it only records sleepers and
+/// wakes them, in deadline order, so that when time moves is decided by the scheduler alone.
 public final class ManualClock: Clock, @unchecked Sendable {
     /// A moment: time since the clock was made.
     public struct Instant: InstantProtocol, Hashable, Sendable {
@@ -58,24 +55,6 @@ public final class ManualClock: Clock, @unchecked Sendable {
         }
     }
 
-    /// Moves the clock on by `duration` in `step`s, waking every sleeper whose deadline comes,
-    /// in order, each at its deadline, and letting the work it wakes run before going on.
-    public func advance(by duration: Duration, step: Duration = .milliseconds(10)) async {
-        await settle()
-        let end = lock.withLock { current.advanced(by: duration) }
-        var reached = now
-        while reached < end {
-            let target = min(reached.advanced(by: step), end)
-            while let next = takeSleeper(dueBy: target) {
-                next.continuation.resume()
-                await settle()
-            }
-            lock.withLock { current = max(current, target) }
-            reached = target
-            await settle()
-        }
-    }
-
     /// The earliest deadline a sleeper waits for, if any sleeps.
     public var nextDeadline: Instant? {
         lock.withLock { sleepers.values.map(\.deadline).min() }
@@ -100,21 +79,5 @@ public final class ManualClock: Clock, @unchecked Sendable {
     /// sleeper is due by then.
     public func move(to instant: Instant) {
         lock.withLock { current = max(current, instant) }
-    }
-
-    /// The earliest sleeper due by `target` (the clock set to its deadline), if any.
-    private func takeSleeper(dueBy target: Instant) -> Sleeper? {
-        lock.withLock { () -> Sleeper? in
-            guard let (id, sleeper) = sleepers.filter({ $0.value.deadline <= target })
-                .min(by: { ($0.value.deadline, $0.value.order) < ($1.value.deadline, $1.value.order) }) else { return nil }
-            sleepers[id] = nil
-            current = max(current, sleeper.deadline)
-            return sleeper
-        }
-    }
-
-    /// Lets work that is ready run before time moves.
-    private func settle() async {
-        for _ in 0..<5 { await Task.yield() }
     }
 }

@@ -1,24 +1,33 @@
 import Foundation
+import TetherTestingStartup
 
 /// One serial executor for the test process, which knows when every task is idle.
 ///
-/// Once ``activate()`` has been called, every job Swift concurrency sends to its global
-/// executor (task starts, resumptions, default actors' turns) is queued here instead and run one
-/// at a time, in order, on the main dispatch queue, where main-actor jobs run too. A simulation
-/// awaits ``idle()`` before it moves virtual time: it returns only when no job is queued or
-/// running, so time never moves while work that is ready to run has not run. This is the
-/// advance-until-idle rule of kotlinx-coroutines' `runTest`.
+/// Once active, every job Swift concurrency sends to its global executor (task starts,
+/// resumptions, default actors' turns) is queued here instead and run one at a time, in order,
+/// on the main dispatch queue, where main-actor jobs run too. ``TestTime`` awaits ``idle()``
+/// before it moves virtual time: it returns only when no job is queued or running, so time never
+/// moves while work that is ready to run has not run (the advance-until-idle rule of
+/// kotlinx-coroutines' `runTest`).
 ///
-/// What it cannot see: work outside Swift concurrency (dispatch queues, NIO event loops, GRDB's
-/// writer, real I/O), and `Task.yield()` from code that has just left an actor (the runtime
-/// queues that job on its own). A simulation that waits on such work declares it (the
-/// CoreBluetooth look-alike counts its callbacks in flight); world helpers never poll with
-/// `Task.yield()`. Main-actor jobs reach the main queue without passing here, so ``idle()``
-/// lets the main queue run a few times before it believes the process is idle.
+/// It becomes active with the first ``TestTime`` and stays so, or before the first test when
+/// the process starts with `TETHER_TEST_SCHEDULER=1` (the TetherTestingStartup constructor;
+/// `scripts/test` sets it). The second is the exact one: a job that started before the
+/// scheduler would keep running on the global pool, and a thread that holds a shared actor
+/// (the `SimulationActor`) runs every job queued on it, another world's too.
 ///
-/// The hook is process-wide and stays installed. Tests that use no simulation still run, one
-/// job at a time while a simulation is active; nothing here blocks, so nothing deadlocks unless
-/// a job blocks its thread waiting for another job.
+/// What it cannot see, and how the suites cope:
+/// - Work outside Swift concurrency (dispatch queues, GRDB, NIO, real I/O): ``TestTime`` asks
+///   the world's own counters (the look-alike's callbacks, `DatabaseActivity`) each time the
+///   scheduler is idle.
+/// - Jobs the runtime starts itself: a real clock's sleep ends on the global pool, as does the
+///   small job of a `Task.yield()` right after an actor hop. Worlds never poll with
+///   `Task.yield()`, and suites on real time run in a process of their own (`scripts/test`).
+/// - Main-actor jobs reach the main queue without passing here, so ``idle()`` lets the main
+///   queue run a few times before it believes the process is idle.
+///
+/// Nothing here blocks, so nothing deadlocks unless a job blocks its thread waiting for another
+/// job (which would deadlock any serial executor).
 public final class TestScheduler: SerialExecutor, @unchecked Sendable {
     /// The process's scheduler.
     public static let shared = TestScheduler()
@@ -31,7 +40,7 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var head = 0
     private var draining = false
-    private var activations = 0
+    private var active = false
     private var enqueued = 0
     private var enqueuedAtLastRound = 0
     private var quietRounds = 0
@@ -49,15 +58,9 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
         }
     }
 
-    /// Routes the process's global jobs here from now on (counted; ``deactivate()`` undoes one).
+    /// Routes the process's global jobs here from now on, for the rest of the process.
     public func activate() {
-        lock.withLock { activations += 1 }
-    }
-
-    /// Undoes one ``activate()``; when none is left, new global jobs go to the global executor
-    /// again (jobs already queued here still run here).
-    public func deactivate() {
-        lock.withLock { activations -= 1 }
+        lock.withLock { active = true }
     }
 
     /// Returns once no job is queued or running: every task is suspended, waiting on a clock,
@@ -78,7 +81,7 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
     }
 
     private func enqueueGlobal(_ job: UnownedJob, original: Original) {
-        let mine = lock.withLock { activations > 0 || draining }
+        let mine = lock.withLock { active || draining }
         if mine { append(job) } else { original(job) }
     }
 
@@ -154,4 +157,11 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
             }
         }
     }
+}
+
+/// Called before `main` by the TetherTestingStartup constructor when `TETHER_TEST_SCHEDULER=1`:
+/// the scheduler is active before any test starts, so no job runs outside it.
+@_cdecl("tether_testing_start_scheduler")
+public func tetherTestingStartScheduler() {
+    TestScheduler.shared.activate()
 }

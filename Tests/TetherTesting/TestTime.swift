@@ -92,9 +92,9 @@ public struct TestTime: Sendable {
     }
 
     /// Lets virtual time pass until `condition` holds (checked whenever every task is idle);
-    /// throws ``LimitExceeded`` after `limit`.
-    public func until(limit: Duration = .seconds(120), _ condition: @escaping @Sendable () async -> Bool) async throws {
-        _ = try await first(limit: limit, what: "condition") { await condition() ? true : nil }
+    /// throws ``LimitExceeded`` naming `what` after `limit`.
+    public func until(limit: Duration = .seconds(120), what: String = "condition", _ condition: @escaping @Sendable () async -> Bool) async throws {
+        _ = try await first(limit: limit, what: what) { await condition() ? true : nil }
     }
 
     /// Lets virtual time pass until `probe` returns a value (asked whenever every task is idle),

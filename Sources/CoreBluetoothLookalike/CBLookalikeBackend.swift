@@ -28,8 +28,8 @@ public final class CBLookalikeBackend: @unchecked Sendable {
 
     /// The radio behind this backend.
     public let radio: VirtualRadio
-    /// Counts work between the radio and the delegate queue (see ``settle()``).
-    let inFlight = InFlightTracker()
+    /// Counts work between the radio and the delegate queue (see ``waitWhileInFlight()``).
+    let inFlight = InFlightCounter()
     /// Wall-clock anchor for disconnection timestamps; deltas follow the radio's virtual time.
     let referenceTime = Date().timeIntervalSinceReferenceDate
     let logger = Logger(label: "CoreBluetooth")
@@ -119,75 +119,13 @@ public final class CBLookalikeBackend: @unchecked Sendable {
         logger.warning("API MISUSE: \(message)")
     }
 
-    /// Returns once no radio command and no delegate callback of this backend is in flight,
-    /// and none started during a few scheduler turns after that.
+    /// Waits until no radio command and no delegate callback of this backend is in flight; true
+    /// if it had to wait.
     ///
-    /// Delegate callbacks run on a dispatch queue, on a thread the Swift scheduler does not see;
-    /// a test that advances a test clock awaits this first so that virtual time never moves
-    /// while a callback is still on its way.
-    public func settle() async {
-        await inFlight.settle()
-    }
-
-    /// Waits until no radio command and no delegate callback of this backend is in flight;
-    /// true if it had to wait. For a scheduler that already knows when every Swift task is idle
-    /// (and so needs no scheduler turns to be sure).
+    /// Delegate callbacks run on a dispatch queue, on a thread the Swift scheduler does not see:
+    /// a test that moves a virtual clock once every task is idle asks this too, so that time
+    /// never moves while a callback is still on its way.
     public func waitWhileInFlight() async -> Bool {
         await inFlight.waitWhileBusy()
-    }
-}
-
-/// Counts look-alike work in flight: commands queued for the radio and events on their way to
-/// the delegate queue.
-final class InFlightTracker: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    private var started = 0
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func begin() {
-        lock.withLock {
-            count += 1
-            started &+= 1
-        }
-    }
-
-    func end() {
-        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
-            count -= 1
-            guard count == 0 else { return [] }
-            defer { waiters.removeAll() }
-            return waiters
-        }
-        for waiter in ready { waiter.resume() }
-    }
-
-    /// Waits until nothing is in flight; true if something was.
-    func waitWhileBusy() async -> Bool {
-        guard lock.withLock({ count > 0 }) else { return false }
-        await waitUntilIdle()
-        return true
-    }
-
-    private func waitUntilIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = lock.withLock {
-                if count == 0 { return true }
-                waiters.append(continuation)
-                return false
-            }
-            if idle { continuation.resume() }
-        }
-    }
-
-    func settle() async {
-        while true {
-            await waitUntilIdle()
-            let mark = lock.withLock { started }
-            // Give work that a callback triggered on the Swift side (the core's reaction, the
-            // next radio command) a chance to register before declaring quiet.
-            for _ in 0..<8 { await Task.yield() }
-            if lock.withLock({ count == 0 && started == mark }) { return }
-        }
     }
 }

@@ -26,12 +26,6 @@ extension CoreBluetoothDriver {
         }
     }
 
-    /// Waits until no look-alike callback for `radio` is in flight: the look-alike calls back
-    /// through dispatch queues, outside the Swift scheduler a test clock waits on.
-    package static func settleLookalike(of radio: VirtualRadio) async {
-        await CBLookalikeBackend.existing(for: radio)?.settle()
-    }
-
     /// Waits until no look-alike command or callback for `radio` is in flight; true if one was.
     package static func waitWhileLookalikeBusy(of radio: VirtualRadio) async -> Bool {
         await CBLookalikeBackend.existing(for: radio)?.waitWhileInFlight() ?? false

@@ -61,7 +61,7 @@ struct RequestCorrelatorTests {
         let waited = correlator.arm { _ in .complete }
         let notYet = correlator.arm { _ in .complete }
         let waiting = Task { try await correlator.reply(to: waited, timeout: .seconds(5)) }
-        for _ in 0..<20 { await Task.yield() }
+        await TestScheduler.shared.idle()
         correlator.failAll(Lost())
         await #expect(throws: Lost.self) { try await waiting.value }
         await #expect(throws: Lost.self) { try await correlator.reply(to: notYet, timeout: .seconds(5)) }
@@ -72,7 +72,7 @@ struct RequestCorrelatorTests {
         let correlator = RequestCorrelator<Int>(clock: ManualClock())
         let ticket = correlator.arm { _ in .complete }
         let waiting = Task { try await correlator.reply(to: ticket, timeout: .seconds(5)) }
-        for _ in 0..<20 { await Task.yield() }
+        await TestScheduler.shared.idle()
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         let abandoned = correlator.arm { _ in .complete }

@@ -42,12 +42,15 @@ public final class ManualClock: Clock, @unchecked Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let due = lock.withLock { () -> Bool in
-                    guard deadline > current else { return true }
+                // Checked under the lock: a cancellation that lands before the sleeper is
+                // registered finds nothing to remove, so it must be seen here.
+                let outcome = lock.withLock { () -> Result<Void, CancellationError>? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    guard deadline > current else { return .success(()) }
                     sleepers[id] = Sleeper(deadline: deadline, order: id, continuation: continuation)
-                    return false
+                    return nil
                 }
-                if due { continuation.resume() }
+                if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
             let sleeper = lock.withLock { sleepers.removeValue(forKey: id) }
@@ -61,18 +64,19 @@ public final class ManualClock: Clock, @unchecked Sendable {
     }
 
     /// Moves the clock to the earliest sleeper's deadline if it is no later than `limit`, and
-    /// wakes every sleeper due then, in the order they slept; false (the clock unmoved) when no
-    /// sleeper is due by `limit`. ``TestTime`` calls it only when every task is idle.
+    /// wakes that sleeper (the first to sleep, among several due at once); false (the clock
+    /// unmoved) when no sleeper is due by `limit`. ``TestTime`` calls it only when every task is
+    /// idle, so work one timer wakes can still cancel another due at the same instant.
     public func wakeNext(notAfter limit: Instant) -> Bool {
-        let due = lock.withLock { () -> [Sleeper] in
-            guard let deadline = sleepers.values.map(\.deadline).min(), deadline <= limit else { return [] }
-            let due = sleepers.filter { $0.value.deadline == deadline }
-            for id in due.keys { sleepers[id] = nil }
-            current = max(current, deadline)
-            return due.values.sorted { $0.order < $1.order }
+        let next = lock.withLock { () -> Sleeper? in
+            guard let (id, sleeper) = sleepers.min(by: { ($0.value.deadline, $0.value.order) < ($1.value.deadline, $1.value.order) }),
+                  sleeper.deadline <= limit else { return nil }
+            sleepers[id] = nil
+            current = max(current, sleeper.deadline)
+            return sleeper
         }
-        for sleeper in due { sleeper.continuation.resume() }
-        return !due.isEmpty
+        next?.continuation.resume()
+        return next != nil
     }
 
     /// Moves the clock to `instant` (never back) without waking anyone: call it only when no

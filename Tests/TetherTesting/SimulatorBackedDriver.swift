@@ -9,8 +9,8 @@ import TetherCoreBluetooth
 /// itself or, where CoreBluetooth does not exist (Linux), the `CoreBluetoothDriver` on the
 /// CoreBluetooth look-alike, so that one suite runs through either driver.
 ///
-/// `TETHER_TEST_DRIVER` (`simulator`, the default, or `corebluetooth`) chooses. Harnesses that
-/// advance a test clock await ``settle(_:)`` before each advance. On Apple platforms there is no
+/// `TETHER_TEST_DRIVER` (`simulator`, the default, or `corebluetooth`) chooses. ``TestTime``
+/// asks ``waitWhileBusy(_:)`` whenever the scheduler is idle. On Apple platforms there is no
 /// look-alike (the real CoreBluetooth cannot be given a virtual radio): every kind is the
 /// simulator's driver there, so every test target builds and runs on a Mac as it is.
 public enum SimulatorBackedDriver {
@@ -50,14 +50,6 @@ public enum SimulatorBackedDriver {
         }
         #endif
         return await radio.relaunchApp()
-    }
-
-    /// Waits until no look-alike callback for `radio` is in flight (returns at once for the
-    /// simulator driver, whose events never leave the Swift scheduler).
-    public static func settle(_ radio: VirtualRadio) async {
-        #if !canImport(CoreBluetooth)
-        await CoreBluetoothDriver.settleLookalike(of: radio)
-        #endif
     }
 
     /// Waits until no look-alike callback for `radio` is in flight; true if one was (false at

@@ -21,8 +21,11 @@ import TetherTestingStartup
 ///   the world's own counters (the look-alike's callbacks, `DatabaseActivity`) each time the
 ///   scheduler is idle.
 /// - Jobs the runtime starts itself: a real clock's sleep ends on the global pool, as does the
-///   small job of a `Task.yield()` right after an actor hop. Worlds never poll with
-///   `Task.yield()`, and suites on real time run in a process of their own (`scripts/test`).
+///   small job of a `Task.yield()` right after an actor hop, and work that follows such a job
+///   can run there too. Worlds never poll with `Task.yield()`, suites on real time run in a
+///   process of their own, and `scripts/test` runs one test at a time in this one
+///   (`--no-parallel`: with another test's wake-ups in the process, 1 run in 4 of MeshCore's
+///   manager suite saw a world's work finish off the scheduler).
 /// - Main-actor jobs reach the main queue without passing here, so ``idle()`` lets the main
 ///   queue run a few times before it believes the process is idle.
 ///
@@ -62,6 +65,9 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
     public func activate() {
         lock.withLock { active = true }
     }
+
+    /// Whether the scheduler was active before the first test (`TETHER_TEST_SCHEDULER=1`).
+    public internal(set) nonisolated(unsafe) static var startedAtLaunch = false
 
     /// Returns once no job is queued or running: every task is suspended, waiting on a clock,
     /// a continuation or something outside Swift concurrency.
@@ -163,5 +169,6 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
 /// the scheduler is active before any test starts, so no job runs outside it.
 @_cdecl("tether_testing_start_scheduler")
 public func tetherTestingStartScheduler() {
+    TestScheduler.startedAtLaunch = true
     TestScheduler.shared.activate()
 }

@@ -41,7 +41,16 @@ public struct TestTime: Sendable {
             return database || other
         }
         TestScheduler.shared.activate()
+        _ = Self.warnIfStartedLate
     }
+
+    /// Said once: a scheduler started by the first world leaves jobs begun before it on the
+    /// global pool, where they can take a shared actor's work with them.
+    private static let warnIfStartedLate: Void = {
+        guard !TestScheduler.startedAtLaunch else { return }
+        FileHandle.standardError.write(Data(
+            "TestTime: the test scheduler started with the first world, not at launch; virtual time is exact only with TETHER_TEST_SCHEDULER=1 and the real-time suites in their own process (./scripts/test)\n".utf8))
+    }()
 
     /// Time on `radio`'s clock, waiting for the CoreBluetooth look-alike's callbacks when the
     /// radio's driver is the look-alike.
@@ -54,9 +63,10 @@ public struct TestTime: Sendable {
 
     /// Returns once every task is idle and no outside work is in flight.
     public func settle() async {
-        repeat {
+        while true {
             await TestScheduler.shared.idle()
-        } while await outsideWork()
+            guard !Task.isCancelled, await outsideWork() else { return }
+        }
     }
 
     /// Runs `operation` while time moves, and returns its result; throws ``LimitExceeded`` if it
@@ -72,6 +82,10 @@ public struct TestTime: Sendable {
         while true {
             await settle()
             if let result = outcome.result { return try result.get() }
+            if Task.isCancelled {
+                task.cancel()
+                throw CancellationError()
+            }
             guard clock.wakeNext(notAfter: end) else {
                 let pending = clock.nextDeadline != nil
                 task.cancel()
@@ -85,7 +99,7 @@ public struct TestTime: Sendable {
         let end = clock.now.advanced(by: duration)
         while true {
             await settle()
-            guard clock.wakeNext(notAfter: end) else { break }
+            guard !Task.isCancelled, clock.wakeNext(notAfter: end) else { break }
         }
         clock.move(to: end)
         await settle()
@@ -103,6 +117,7 @@ public struct TestTime: Sendable {
         let end = clock.now.advanced(by: limit)
         while true {
             await settle()
+            try Task.checkCancellation()
             if let value = try await ask(probe) { return value }
             guard clock.wakeNext(notAfter: end) else {
                 throw LimitExceeded(what: what, limit: limit, timersPending: clock.nextDeadline != nil)

@@ -31,6 +31,7 @@ struct EmulatorDongleLinkTests {
         // Sticky: one missed ACK does not clear the flag.
         #expect(lost.dongleLinked)
 
+        try #require(world.now < lastACK + .milliseconds(3_950))
         try await world.advance(lastACK + .milliseconds(3_950) - world.now)
         #expect(await world.bridge { $0.isDongleLinked })
         try await world.advance(lastACK + .milliseconds(4_010) - world.now)

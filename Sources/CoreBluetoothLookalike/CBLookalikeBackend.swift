@@ -126,6 +126,14 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     /// a test that moves a virtual clock once every task is idle asks this too, so that time
     /// never moves while a callback is still on its way.
     public func waitWhileInFlight() async -> Bool {
-        await inFlight.waitWhileBusy()
+        var waited = await inFlight.waitWhileBusy()
+        // A delegate may hand work on through its own queue (the CoreBluetooth driver hops
+        // through it): let every manager's queue run what it holds.
+        let queues = lock.withLock { managers.compactMap(\.manager).map(\.queue) }
+        for queue in queues {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
+        }
+        if inFlight.count > 0 { waited = true }
+        return waited
     }
 }

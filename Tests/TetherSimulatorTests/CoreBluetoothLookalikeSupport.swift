@@ -28,7 +28,7 @@ struct LookalikeWorld {
         await radio.add(EchoPeripheral.makePeripheral(id: echoID, distance: 1.5, linkParameters: link, behavior: EchoPeripheral()))
         let backend = await CBLookalikeBackend.backend(for: radio)
         self.backend = backend
-        time = TestTime(clock: clock) { await backend.waitWhileInFlight() }
+        time = TestTime(clock: clock, maximumStep: .milliseconds(10)) { await backend.waitWhileInFlight() }
         backend.authorization = authorization
         queue.setSpecific(key: queueKey, value: 1)
     }

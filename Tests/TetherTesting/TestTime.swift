@@ -29,12 +29,20 @@ public struct TestTime: Sendable {
     /// The world's clock: give it to the radio, the central and every client.
     public let clock: ManualClock
     private let outsideWork: @Sendable () async -> Bool
+    /// The longest single move of the clock, if time may not jump straight to the next timer.
+    public let maximumStep: Duration?
 
     /// Time on `clock`. `outsideWork` waits for the world's work that runs outside Swift
     /// concurrency and returns whether it had any (it is asked each time the scheduler is idle,
     /// as are the stores' database operations, which GRDB runs on its own queues).
-    public init(clock: ManualClock = ManualClock(), outsideWork: @escaping @Sendable () async -> Bool = { false }) {
+    ///
+    /// `maximumStep` bounds each move of the clock: the CoreBluetooth look-alike delivers its
+    /// callbacks through dispatch queues, and work they start does not always pass the
+    /// scheduler, so on it time moves in 10 ms steps, as it did before the scheduler, rather
+    /// than straight to a timer that the pending work would have beaten.
+    public init(clock: ManualClock = ManualClock(), maximumStep: Duration? = nil, outsideWork: @escaping @Sendable () async -> Bool = { false }) {
         self.clock = clock
+        self.maximumStep = maximumStep
         self.outsideWork = {
             let database = await DatabaseActivity.waitWhileBusy()
             let other = await outsideWork()
@@ -55,7 +63,8 @@ public struct TestTime: Sendable {
     /// Time on `radio`'s clock, waiting for the CoreBluetooth look-alike's callbacks when the
     /// radio's driver is the look-alike.
     public init(clock: ManualClock, radio: VirtualRadio) {
-        self.init(clock: clock) { await SimulatorBackedDriver.waitWhileBusy(radio) }
+        let lookalike = SimulatorBackedDriver.environmentChoice == .corebluetooth
+        self.init(clock: clock, maximumStep: lookalike ? .milliseconds(10) : nil) { await SimulatorBackedDriver.waitWhileBusy(radio) }
     }
 
     /// Time since the clock was made.
@@ -86,7 +95,7 @@ public struct TestTime: Sendable {
                 task.cancel()
                 throw CancellationError()
             }
-            guard clock.wakeNext(notAfter: end) else {
+            guard step(notAfter: end) else {
                 let pending = clock.nextDeadline != nil
                 task.cancel()
                 throw LimitExceeded(what: "operation", limit: limit, timersPending: pending)
@@ -99,7 +108,7 @@ public struct TestTime: Sendable {
         let end = clock.now.advanced(by: duration)
         while true {
             await settle()
-            guard !Task.isCancelled, clock.wakeNext(notAfter: end) else { break }
+            guard !Task.isCancelled, step(notAfter: end) else { break }
         }
         clock.move(to: end)
         await settle()
@@ -119,10 +128,21 @@ public struct TestTime: Sendable {
             await settle()
             try Task.checkCancellation()
             if let value = try await ask(probe) { return value }
-            guard clock.wakeNext(notAfter: end) else {
+            guard step(notAfter: end) else {
                 throw LimitExceeded(what: what, limit: limit, timersPending: clock.nextDeadline != nil)
             }
         }
+    }
+
+    /// Moves time once: to the next timer due by `end` (no further than ``maximumStep``); false
+    /// when nothing is due by `end` (or, with a maximum step, when the clock is at `end`).
+    private func step(notAfter end: ManualClock.Instant) -> Bool {
+        guard let maximumStep else { return clock.wakeNext(notAfter: end) }
+        let now = clock.now
+        guard now < end else { return clock.wakeNext(notAfter: end) }
+        let target = min(end, now.advanced(by: maximumStep))
+        if !clock.wakeNext(notAfter: target) { clock.move(to: target) }
+        return true
     }
 
     /// Thrown when a condition or probe does not answer without virtual time moving (it waits on

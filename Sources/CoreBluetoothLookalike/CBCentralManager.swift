@@ -84,7 +84,7 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
         let events = launch.events
         let radio = backend.radio
         // The launch's first event (the radio's state) is already waiting: count it from now,
-        // so `settle()` cannot return before the delegate has heard it.
+        // so `waitWhileInFlight()` cannot return before the delegate has heard it.
         inFlight.begin()
         Task { [weak self, weak radio] in
             var first = true

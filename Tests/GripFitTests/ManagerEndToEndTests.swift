@@ -169,7 +169,7 @@ struct ManagerEndToEndTests {
         }
         await world.radio.setInRange(world.id, false)
         try await world.until { $0 == .connecting }
-        // 91 s of backoff, read from the events: virtual time jumps from one timer to the next.
+        // 91 s of backoff, read from the events (time moves timer to timer; 10 ms steps on the look-alike).
         #expect(try await world.run(limit: .seconds(400)) { await schedule.value } == [1, 2, 4, 8, 16, 30, 30].map { Duration.seconds($0) })
         await world.radio.setInRange(world.id, true)
         try await world.until(limit: .seconds(120)) { $0 == .connected }

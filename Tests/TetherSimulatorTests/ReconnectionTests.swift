@@ -67,7 +67,7 @@ struct ReconnectionTests {
         let connection = try await h.connected(configuration)
         let log = await EventLog(connection)
         await h.radio.setInRange(h.echoID, false)
-        // 91 s of backoff, read from the events: virtual time jumps from one timer to the next.
+        // 91 s of backoff, read from the events (time moves timer to timer; 10 ms steps on the look-alike).
         try await h.until(limit: .seconds(600)) { await log.reconnectSchedule.count >= 7 }
         #expect(await log.reconnectSchedule.prefix(7).map(\.1) == [1, 2, 4, 8, 16, 30, 30].map { Duration.seconds($0) })
         await h.radio.setInRange(h.echoID, true)

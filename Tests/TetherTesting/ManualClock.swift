@@ -68,15 +68,26 @@ public final class ManualClock: Clock, @unchecked Sendable {
     /// unmoved) when no sleeper is due by `limit`. ``TestTime`` calls it only when every task is
     /// idle, so work one timer wakes can still cancel another due at the same instant.
     public func wakeNext(notAfter limit: Instant) -> Bool {
-        let next = lock.withLock { () -> Sleeper? in
+        wakeNext(notAfter: limit, orMoveThere: false)
+    }
+
+    /// ``wakeNext(notAfter:)``; when no sleeper is due by `limit` and `orMoveThere`, moves the
+    /// clock to `limit` instead (in the same step, so no sleeper can slip in between) and
+    /// returns true.
+    public func wakeNext(notAfter limit: Instant, orMoveThere: Bool) -> Bool {
+        let (next, moved) = lock.withLock { () -> (Sleeper?, Bool) in
             guard let (id, sleeper) = sleepers.min(by: { ($0.value.deadline, $0.value.order) < ($1.value.deadline, $1.value.order) }),
-                  sleeper.deadline <= limit else { return nil }
+                  sleeper.deadline <= limit else {
+                guard orMoveThere else { return (nil, false) }
+                current = max(current, limit)
+                return (nil, true)
+            }
             sleepers[id] = nil
             current = max(current, sleeper.deadline)
-            return sleeper
+            return (sleeper, false)
         }
         next?.continuation.resume()
-        return next != nil
+        return next != nil || moved
     }
 
     /// Moves the clock to `instant` (never back) without waking anyone: call it only when no

@@ -47,7 +47,8 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
     private var enqueued = 0
     private var enqueuedAtLastRound = 0
     private var quietRounds = 0
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var ran = 0
+    private var idleWaiters: [(continuation: CheckedContinuation<Bool, Never>, ranBefore: Int)] = []
 
     /// Main-queue passes with nothing new queued here before the process counts as idle.
     private static let quietRoundsBeforeIdle = 3
@@ -70,11 +71,13 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
     public internal(set) nonisolated(unsafe) static var startedAtLaunch = false
 
     /// Returns once no job is queued or running: every task is suspended, waiting on a clock,
-    /// a continuation or something outside Swift concurrency.
-    public func idle() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+    /// a continuation or something outside Swift concurrency. True if any job ran meanwhile
+    /// (false: nothing at all happened since the call, so the process was already idle).
+    @discardableResult
+    public func idle() async -> Bool {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
             let schedule = lock.withLock { () -> Bool in
-                idleWaiters.append(waiter)
+                idleWaiters.append((waiter, ran))
                 return claimDrain()
             }
             if schedule { scheduleDrain() }
@@ -113,7 +116,7 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
 
     private enum Step {
         case run(UnownedJob)
-        case wake(CheckedContinuation<Void, Never>)
+        case wake(CheckedContinuation<Bool, Never>, ranMeanwhile: Bool)
         case letMainQueueRun
         case stop
     }
@@ -123,6 +126,7 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
             if head < jobs.count {
                 let job = jobs[head]
                 head += 1
+                ran += 1
                 if head == jobs.count {
                     jobs.removeAll(keepingCapacity: true)
                     head = 0
@@ -144,7 +148,8 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
                 return .letMainQueueRun
             }
             quietRounds = 0
-            return .wake(idleWaiters.removeFirst())
+            let waiter = idleWaiters.removeFirst()
+            return .wake(waiter.continuation, ranMeanwhile: ran != waiter.ranBefore)
         }
     }
 
@@ -153,8 +158,8 @@ public final class TestScheduler: SerialExecutor, @unchecked Sendable {
             switch nextStep() {
             case .run(let job):
                 job.runSynchronously(on: asUnownedSerialExecutor())
-            case .wake(let waiter):
-                waiter.resume()
+            case .wake(let waiter, let ranMeanwhile):
+                waiter.resume(returning: ranMeanwhile)
             case .letMainQueueRun:
                 scheduleDrain()
                 return

@@ -104,7 +104,7 @@ public final class DBusConnection: @unchecked Sendable {
         // The connection built on the thread crosses to the task under a lock as well as
         // through the continuation: ThreadSanitizer on Linux does not see a continuation
         // resumed from a `Thread` as an ordering, and its false reports would hide real races.
-        let handoff = ConnectHandoff()
+        let handoff = Handoff<Result<DBusConnection, DBusError>>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // The handshake blocks (bounded by the deadline): keep it off the cooperative pool.
             Thread.detachNewThread {
@@ -123,7 +123,8 @@ public final class DBusConnection: @unchecked Sendable {
                 continuation.resume()
             }
         }
-        let connection = try handoff.take().get()
+        let connection = try (handoff.take()
+            ?? .failure(DBusError(name: DBusError.failed, message: "the connection thread ended without a result"))).get()
         connection.queue.sync { connection.startIO() }
         let remaining = ContinuousClock.now.duration(to: deadline)
         do throws(DBusError) {
@@ -199,10 +200,15 @@ public final class DBusConnection: @unchecked Sendable {
     /// The reply is handed over after its callback ran on ``queue``; code that must see it in
     /// order with signals uses ``call(_:timeout:completion:)``.
     public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws(DBusError) -> DBusMessage {
-        let result: Result<DBusMessage, DBusError> = await withCheckedContinuation { continuation in
-            call(message, timeout: timeout) { continuation.resume(returning: $0) }
+        // The reply is decoded on the I/O queue; it crosses under a lock as well (see `connect`).
+        let handoff = Handoff<Result<DBusMessage, DBusError>>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            call(message, timeout: timeout) { result in
+                handoff.put(result)
+                continuation.resume()
+            }
         }
-        return try result.get()
+        return try (handoff.take() ?? .failure(DBusError(name: DBusError.failed, message: "the call ended without a reply"))).get()
     }
 
     /// Emits a signal.
@@ -582,17 +588,16 @@ public final class DBusConnection: @unchecked Sendable {
     }
 }
 
-/// The result of `connect`'s handshake thread, handed to the awaiting task under a lock.
-private final class ConnectHandoff: @unchecked Sendable {
+/// A value made on another thread (the handshake thread, the I/O queue), handed to the awaiting
+/// task under a lock. ThreadSanitizer on Linux does not see a continuation's resume as ordering.
+private final class Handoff<Value: Sendable>: @unchecked Sendable {
     // Guarded by `lock`.
-    private var result: Result<DBusConnection, DBusError>?
+    private var value: Value?
     private let lock = NSLock()
 
-    func put(_ result: Result<DBusConnection, DBusError>) { lock.withLock { self.result = result } }
+    func put(_ value: Value) { lock.withLock { self.value = value } }
 
-    func take() -> Result<DBusConnection, DBusError> {
-        lock.withLock { result } ?? .failure(DBusError(name: DBusError.failed, message: "the connection thread ended without a result"))
-    }
+    func take() -> Value? { lock.withLock { value } }
 }
 
 /// A method call made to one of our exported objects. Answer it exactly once; an unanswered

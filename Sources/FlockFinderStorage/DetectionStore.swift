@@ -8,9 +8,9 @@ import FlockFinder
 /// and the phone's location, persists them in SQLite (through GRDB), keeps the most recent in
 /// memory, and exports CSV and JSON.
 ///
-/// Schema (migration `v1`): one `flockDetection` row per kept detection. `receivedAt` is REAL
-/// seconds since the Foundation reference date (2001-01-01 UTC), so dates round-trip exactly
-/// and sort numerically; `type` is the `DetectionType/name`; `deviceUptimeMs` holds the
+/// Schema (migrations `flockfinder.v1`, `flockfinder.v2`): one `flockDetection` row per kept
+/// detection. `receivedAt` is Unix seconds (REAL), as in every Tether store (`StoredRecord`),
+/// so it sorts and filters numerically; `type` is the `DetectionType/name`; `deviceUptimeMs` holds the
 /// UInt64's bit pattern as INTEGER; the location columns are NULL when it was unknown.
 public actor DetectionStore: DetectionRecorder {
     /// How many detections ``recent`` holds.
@@ -140,7 +140,7 @@ public actor DetectionStore: DetectionRecorder {
                 request = request.filter(DetectionRow.Columns.type == type.name)
             }
             if let since {
-                request = request.filter(DetectionRow.Columns.receivedAt >= since.timeIntervalSinceReferenceDate)
+                request = request.filter(DetectionRow.Columns.receivedAt >= since.timeIntervalSince1970)
             }
             return try request.fetchAll(db).map(\.stored)
         }
@@ -252,6 +252,13 @@ public actor DetectionStore: DetectionRecorder {
                 t.column("horizontalAccuracy", .double)
             }
         }
+        // v2: `receivedAt` in Unix seconds, the epoch every store shares (`StoredRecord`); v1
+        // counted from 2001.
+        migrator.registerMigration("flockfinder.v2") { db in
+            try db.execute(sql: """
+                UPDATE flockDetection SET receivedAt = \(TetherDatabase.unixSeconds(fromReferenceDateSeconds: "receivedAt"))
+                """)
+        }
         return migrator
     }
 }
@@ -259,7 +266,7 @@ public actor DetectionStore: DetectionRecorder {
 // MARK: - Rows
 
 /// A `flockDetection` row.
-private struct DetectionRow: Codable, FetchableRecord, MutablePersistableRecord {
+private struct DetectionRow: Codable, StoredRecord {
     static let databaseTableName = "flockDetection"
 
     enum Columns {
@@ -269,6 +276,7 @@ private struct DetectionRow: Codable, FetchableRecord, MutablePersistableRecord 
     }
 
     var id: Int64?
+    /// Unix seconds (a number, not a `Date`: range filters compare it with numbers).
     var receivedAt: Double
     var type: String
     var rssi: Int
@@ -281,7 +289,7 @@ private struct DetectionRow: Codable, FetchableRecord, MutablePersistableRecord 
     var horizontalAccuracy: Double?
 
     init(detection: Detection, receivedAt: Date, location: Location?) {
-        self.receivedAt = receivedAt.timeIntervalSinceReferenceDate
+        self.receivedAt = receivedAt.timeIntervalSince1970
         type = detection.type.name
         rssi = detection.rssi
         confidence = detection.confidence
@@ -319,7 +327,7 @@ private struct DetectionRow: Codable, FetchableRecord, MutablePersistableRecord 
                 ssid: ssid,
                 deviceUptimeMs: deviceUptimeMs.map { UInt64(bitPattern: $0) }
             ),
-            receivedAt: Date(timeIntervalSinceReferenceDate: receivedAt),
+            receivedAt: Date(timeIntervalSince1970: receivedAt),
             location: location
         )
     }

@@ -6,12 +6,12 @@ import GripFit
 
 /// A `GripSessionStore` backed by an SQLite database (through GRDB).
 ///
-/// Schema (migration `gripfit.v1`): `gripSession` holds one row per summary, keyed by the session id
-/// as upper-case UUID text; `gripSample` holds the samples, referencing their session with
-/// `ON DELETE CASCADE`, so deleting a session deletes its samples.
+/// Schema (migrations `gripfit.v1`, `gripfit.v2`): `gripSession` holds one row per summary, keyed
+/// by the session id as upper-case UUID text; `gripSample` holds the samples, referencing their
+/// session with `ON DELETE CASCADE`, so deleting a session deletes its samples.
 ///
-/// `startedAt` is stored as SQLite date-time text (`YYYY-MM-DD HH:MM:SS.SSS`, UTC), so it comes
-/// back rounded down to the millisecond; offsets, forces and raw values round-trip exactly.
+/// `startedAt` is Unix seconds (REAL), as in every Tether store (`StoredRecord`): it comes back
+/// to well within a microsecond; offsets, forces and raw values round-trip exactly.
 public final class SQLiteGripSessionStore: GripSessionStore {
     private let dbQueue: DatabaseQueue
 
@@ -52,6 +52,27 @@ public final class SQLiteGripSessionStore: GripSessionStore {
                 t.column("raw", .integer).notNull()
                 t.column("force", .double).notNull()
             }
+        }
+        // v2: `startedAt` in Unix seconds (REAL), the encoding every store shares
+        // (`StoredRecord`); v1 wrote GRDB's date text. The table is rebuilt, as SQLite
+        // recommends, with foreign keys off for the migration (GRDB's default), so the samples
+        // that reference it stay.
+        migrator.registerMigration("gripfit.v2") { db in
+            try db.create(table: "gripSession_v2") { t in
+                t.primaryKey("id", .text)
+                t.column("startedAt", .double).notNull()
+                t.column("duration", .double).notNull()
+                t.column("maxForce", .double).notNull()
+                t.column("averageForce", .double).notNull()
+                t.column("sampleCount", .integer).notNull()
+            }
+            try db.execute(sql: """
+                INSERT INTO gripSession_v2 (id, startedAt, duration, maxForce, averageForce, sampleCount)
+                SELECT id, \(TetherDatabase.unixSeconds(fromDateText: "startedAt")), duration, maxForce, averageForce, sampleCount
+                FROM gripSession
+                """)
+            try db.drop(table: "gripSession")
+            try db.rename(table: "gripSession_v2", to: "gripSession")
         }
         return migrator
     }
@@ -118,14 +139,8 @@ extension SQLiteGripSessionStore {
 // MARK: - Rows
 
 /// A `gripSession` row.
-private struct SessionRow: Codable, FetchableRecord, PersistableRecord {
+private struct SessionRow: Codable, StoredRecord, PersistableRecord {
     static let databaseTableName = "gripSession"
-
-    // GRDB would store UUIDs as 16-byte blobs; the schema promises readable text, which is
-    // also what lookups by `id.uuidString` match.
-    static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy {
-        .uppercaseString
-    }
 
     enum Columns {
         static let id = Column(CodingKeys.id)
@@ -161,7 +176,7 @@ private struct SessionRow: Codable, FetchableRecord, PersistableRecord {
 }
 
 /// A `gripSample` row.
-private struct SampleRow: Codable, FetchableRecord, PersistableRecord {
+private struct SampleRow: Codable, StoredRecord, PersistableRecord {
     static let databaseTableName = "gripSample"
 
     enum Columns {

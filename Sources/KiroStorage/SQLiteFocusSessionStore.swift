@@ -8,7 +8,8 @@ import Kiro
 ///
 /// Schema (migration `kiro.v1`): `focusSession` holds one row per session, keyed by the session id
 /// as upper-case UUID text. `startedAt` and `endedAt` (NULL while open) are stored as Unix
-/// seconds (REAL), the unit the device sends, so whole-second timestamps round-trip exactly.
+/// seconds (REAL), as in every Tether store (`StoredRecord`) and the unit the device sends, so
+/// whole-second timestamps round-trip exactly.
 public final class SQLiteFocusSessionStore: FocusSessionStore {
     private let dbQueue: DatabaseQueue
 
@@ -76,23 +77,8 @@ public final class SQLiteFocusSessionStore: FocusSessionStore {
 // MARK: - Rows
 
 /// A `focusSession` row.
-private struct FocusSessionRow: Codable, FetchableRecord, PersistableRecord {
+private struct FocusSessionRow: Codable, StoredRecord, PersistableRecord {
     static let databaseTableName = "focusSession"
-
-    // GRDB would store UUIDs as 16-byte blobs; readable text matches the other stores.
-    static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy {
-        .uppercaseString
-    }
-
-    // Unix seconds rather than GRDB's default millisecond text, so device timestamps
-    // round-trip exactly.
-    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
-        .timeIntervalSince1970
-    }
-
-    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
-        .timeIntervalSince1970
-    }
 
     enum Columns {
         static let id = Column(CodingKeys.id)

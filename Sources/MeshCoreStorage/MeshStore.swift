@@ -6,9 +6,10 @@ import MeshCore
 
 /// Contacts, channels and messages of one radio, kept in SQLite (through GRDB).
 ///
-/// Schema (migration `meshcore.v1`): `meshContact` keyed by public key (hex); `meshMessage` with a
-/// unique deduplication key, so a message the radio hands over twice is stored (and reported)
-/// once; `meshChannel` keyed by index.
+/// Schema (migrations `meshcore.v1`, `meshcore.v2`): `meshContact` keyed by public key (hex);
+/// `meshMessage` with a unique deduplication key, so a message the radio hands over twice is
+/// stored (and reported) once, and `storedAt` in Unix seconds (REAL, as in every Tether store:
+/// `StoredRecord`); `meshChannel` keyed by index.
 public final class MeshStore: MeshMessageStore {
     private let dbQueue: DatabaseQueue
 
@@ -65,6 +66,34 @@ public final class MeshStore: MeshMessageStore {
                 t.column("roundTrip", .integer)
                 t.column("storedAt", .datetime).notNull()
             }
+        }
+        // v2: `storedAt` in Unix seconds (REAL), the encoding every store shares
+        // (`StoredRecord`); v1 wrote GRDB's date text. The table is rebuilt as SQLite recommends.
+        migrator.registerMigration("meshcore.v2") { db in
+            try db.create(table: "meshMessage_v2") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("dedupKey", .text).notNull().unique()
+                t.column("direction", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("peer", .text)
+                t.column("channelIndex", .integer)
+                t.column("senderName", .text)
+                t.column("text", .text).notNull()
+                t.column("timestamp", .integer).notNull()
+                t.column("pathLength", .integer)
+                t.column("snr", .double)
+                t.column("status", .text).notNull()
+                t.column("ack", .integer)
+                t.column("roundTrip", .integer)
+                t.column("storedAt", .double).notNull()
+            }
+            let kept = "id, dedupKey, direction, kind, peer, channelIndex, senderName, text, timestamp, pathLength, snr, status, ack, roundTrip"
+            try db.execute(sql: """
+                INSERT INTO meshMessage_v2 (\(kept), storedAt)
+                SELECT \(kept), \(TetherDatabase.unixSeconds(fromDateText: "storedAt")) FROM meshMessage
+                """)
+            try db.drop(table: "meshMessage")
+            try db.rename(table: "meshMessage_v2", to: "meshMessage")
         }
         return migrator
     }
@@ -182,7 +211,7 @@ public final class MeshStore: MeshMessageStore {
 
 // MARK: Rows
 
-private struct ContactRow: Codable, FetchableRecord, PersistableRecord {
+private struct ContactRow: Codable, StoredRecord, PersistableRecord {
     static let databaseTableName = "meshContact"
     var publicKey: String
     var name: String
@@ -214,7 +243,7 @@ private struct ContactRow: Codable, FetchableRecord, PersistableRecord {
     }
 }
 
-private struct ChannelRow: Codable, FetchableRecord, PersistableRecord {
+private struct ChannelRow: Codable, StoredRecord, PersistableRecord {
     static let databaseTableName = "meshChannel"
     var channelIndex: Int
     var name: String
@@ -229,7 +258,7 @@ private struct ChannelRow: Codable, FetchableRecord, PersistableRecord {
     var channel: ChannelInfo { ChannelInfo(index: UInt8(clamping: channelIndex), name: name, secret: secret) }
 }
 
-private struct MessageRow: Codable, FetchableRecord, MutablePersistableRecord {
+private struct MessageRow: Codable, StoredRecord {
     static let databaseTableName = "meshMessage"
     var id: Int64?
     var dedupKey: String

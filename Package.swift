@@ -389,6 +389,7 @@ let package = Package(
             name: "TetherDBusTests",
             dependencies: [
                 "TetherDBus",
+                "TetherTesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -405,6 +406,7 @@ let package = Package(
                 "Tybe", "TybeEmulator",
                 "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
                 "MeshCore", "MeshCoreEmulator", "MeshCoreStorage",
+                "TetherTesting",
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The bluezoo launcher is Python, run by the rig.

@@ -85,7 +85,8 @@ func emulatorHex(_ data: Data) -> String { data.map { String(format: "%02X", $0)
 /// Awaits `operation`, failing after `seconds` of real time (a safety net against hangs, not a
 /// timing assertion).
 func withSafetyTimeout<T: Sendable>(_ seconds: Double = 30, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
+    let seconds = Patience.seconds(seconds)
+    return try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
         group.addTask {
             try await Task.sleep(for: .seconds(seconds))

@@ -207,7 +207,7 @@ struct TransportStreamEndToEndTests {
     }
 
     static func exercise(_ transport: StreamTransport) async throws {
-        let session = MeshCoreSession(transport: transport)
+        let session = MeshCoreSession(transport: transport, configuration: .init(commandTimeout: Patience.duration(.seconds(5))))
         let store = try MeshStore.inMemory()
         let manager = ConnectionManager(session: session, store: store, configuration: .init(reconnectPolicy: .never))
         try await withSafetyTimeout { try await manager.connect() }
@@ -257,7 +257,7 @@ struct TransportStreamEndToEndTests {
         async let second: Void = transport.connect()
         _ = try await (first, second)
         #expect(await transport.isConnected)
-        let session = MeshCoreSession(transport: transport)
+        let session = MeshCoreSession(transport: transport, configuration: .init(commandTimeout: Patience.duration(.seconds(5))))
         let info = try await withSafetyTimeout { try await session.start() }
         #expect(info.name == MeshNetwork.demoRadioName)
         await transport.disconnect()

@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TetherTesting
 import TetherCore
 import TetherSimulator
 
@@ -47,7 +48,7 @@ func flowStep<T>(_ what: String, on pair: BlueZPair, _ body: () async throws -> 
 /// returns its discovery. Other tests' peripherals that match are passed over.
 func discoverOwnPeripheral(of pair: BlueZPair, on central: Central, filter: ScanFilter, within seconds: Double = 10) async throws -> DiscoveredPeripheral {
     let id = pair.remoteID
-    let stream = try await central.scan(filter: filter, timeout: .milliseconds(Int(seconds * 1000)))
+    let stream = try await central.scan(filter: filter, timeout: .milliseconds(Int(Patience.seconds(seconds) * 1000)))
     for await peripheral in stream where peripheral.id == id { return peripheral }
     throw BlueZTestError("the scan with \(filter) did not report \(id) within \(seconds) s")
 }
@@ -109,6 +110,7 @@ final class FlowStreamLog<Element: Sendable>: @unchecked Sendable {
     /// `seconds` (or when the stream ends first), listing the last elements seen.
     @discardableResult
     func wait(_ what: String, within seconds: Double = BlueZRigs.patience, until condition: @escaping @Sendable ([Element]) -> Bool) async throws -> [Element] {
+        let seconds = Patience.seconds(seconds)
         var id = 0
         let result: [Element]? = await withCheckedContinuation { continuation in
             let immediate: [Element]?? = lock.withLock {

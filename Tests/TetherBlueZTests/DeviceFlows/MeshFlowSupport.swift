@@ -5,6 +5,7 @@ import TetherBlueZ
 import TetherBlueZPeripheral
 import TetherCore
 import TetherSimulator
+import TetherTesting
 import Testing
 import MeshCoreEmulator
 import MeshCoreStorage
@@ -222,13 +223,15 @@ struct MeshFlowWorld: Sendable {
         do {
             let central = await pair.makeCentral()
             // BlueZ connects only to devices it has seen: scan for this radio first.
-            let found = try await central.discover(filter: ScanFilter(name: .exact(name)), timeout: .seconds(15))
+            let found = try await central.discover(filter: ScanFilter(name: .exact(name)), timeout: Patience.duration(.seconds(15)))
             guard found.id == pair.remoteID else {
                 throw BlueZTestError("discovered \(found.id) named \(name), expected the hosted radio \(pair.remoteID)")
             }
             let transport = await BLETransport(central: central, peripheral: pair.remoteID)
             let now = Date(timeIntervalSince1970: TimeInterval(epoch))
-            let session = MeshCoreSession(transport: transport, clock: ContinuousClock(), wallClock: { now })
+            let session = MeshCoreSession(transport: transport,
+                                          configuration: .init(commandTimeout: Patience.duration(.seconds(5))),
+                                          clock: ContinuousClock(), wallClock: { now })
             let store = try MeshStore.inMemory()
             let manager = ConnectionManager(session: session, store: store, clock: ContinuousClock(), wallClock: { now })
             let events = MeshFlowRecorder(await manager.events())

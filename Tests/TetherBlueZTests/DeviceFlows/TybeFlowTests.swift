@@ -4,6 +4,7 @@ import TetherBlueZ
 import TetherBlueZPeripheral
 import TetherCore
 import TetherSimulator
+import TetherTesting
 import Testing
 import Tybe
 import TybeEmulator
@@ -180,7 +181,7 @@ private struct TybeFlow: Sendable {
     /// client discovers it by name).
     /// `statusTimeout`: generous by default (these flows run in real time beside a busy test
     /// suite); the status-timeout test sets the client's own 3 s.
-    static func run(host: TybeHost.InputSource = .english, statusTimeout: Duration = .seconds(10),
+    static func run(host: TybeHost.InputSource = .english, statusTimeout: Duration = Patience.duration(.seconds(10)),
                     _ body: (TybeFlow) async throws -> Void) async throws {
         let name = meshFlowUniqueName("Tybe Flow ")
         let bridge = TybeBridgeEmulator(name: name, dongle: TybeDongle(host: TybeHost(inputSource: host)))

@@ -6,6 +6,7 @@ import TetherBlueZPeripheral
 import TetherCore
 import TetherDBus
 import TetherSimulator
+import TetherTesting
 import Testing
 
 /// Fails with `message` if `operation` does not finish within `seconds` (real time: these tests
@@ -13,6 +14,7 @@ import Testing
 /// step that ignores cancellation cannot stretch the wait.
 func within<T: Sendable>(_ seconds: Double, _ message: @autoclosure () -> String,
                          _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let seconds = Patience.seconds(seconds)
     let text = message()
     let claimed = LockedFlag()
     return try await withCheckedThrowingContinuation { continuation in
@@ -91,6 +93,7 @@ final class EventRecorder: @unchecked Sendable {
 
     /// The first unclaimed (or next) event matching `predicate`, claimed; fails after `seconds`.
     func next(_ what: String, within seconds: Double = BlueZRigs.patience, where predicate: @escaping @Sendable (BLEDriverEvent) -> Bool) async throws -> BLEDriverEvent {
+        let seconds = Patience.seconds(seconds)
         var id = 0
         let event: BLEDriverEvent? = await withCheckedContinuation { continuation in
             let found: BLEDriverEvent? = lock.withLock {
@@ -188,6 +191,9 @@ struct BlueZPair: Sendable {
         precondition(events == nil, "make the pair with recordingEvents: false to use a Central")
         let central = Central(driver: driver)
         await central.start()
+        // The central's own wait for power (5 s) is sized for a plain build; wait here with the
+        // test's patience so a slow (sanitized) run does not fail on it.
+        _ = await central.settledState(timeout: Patience.duration(.seconds(5)))
         return central
     }
 

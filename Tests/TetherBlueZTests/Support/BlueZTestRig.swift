@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TetherTesting
 import Logging
 import TetherBlueZ
 import TetherDBus
@@ -293,6 +294,7 @@ final class GuestRig: BlueZTestRig {
 /// Runs `executable` with `arguments`; returns its output (stdout and stderr, interleaved).
 /// Fails if it has not ended within `seconds` (it is killed then).
 func runProcess(_ executable: String, _ arguments: [String], within seconds: Double, what: String) async throws -> String {
+    let seconds = Patience.seconds(seconds)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments

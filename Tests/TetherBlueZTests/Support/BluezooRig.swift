@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TetherTesting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -193,15 +194,16 @@ final class BluezooRig: Sendable {
 
 // MARK: - Timeouts
 
+/// Bounds, not delays (each stretched by ``Patience``).
 private enum Timeouts {
     /// ADDRESS and READY, each.
-    static let start: Duration = .seconds(20)
+    static let start = Patience.duration(.seconds(20))
     /// One control command (the launcher gives bluezoo `launcherCommand` to answer).
-    static let command: Duration = .seconds(10)
+    static let command = Patience.duration(.seconds(10))
     /// `start-bluez` (the launcher gives bluezoo `launcherReady` to own org.bluez).
-    static let startBluez: Duration = .seconds(20)
-    static let launcherReady: Duration = .seconds(15)
-    static let launcherCommand: Duration = .seconds(5)
+    static let startBluez = Patience.duration(.seconds(20))
+    static let launcherReady = Patience.duration(.seconds(15))
+    static let launcherCommand = Patience.duration(.seconds(5))
 }
 
 private extension Duration {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TetherTesting
 
 @testable import TetherDBus
 
@@ -65,6 +66,7 @@ final class PrivateBus: @unchecked Sendable {
 
     /// Starts a daemon and waits (at most `seconds`) for it to print its address.
     static func start(_ listener: Listener = .unixPath, seconds: Double = 20) async throws -> PrivateBus {
+        let seconds = Patience.seconds(seconds)
         let daemon = try daemonPath()
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("tether-dbus-\(UUID().uuidString.prefix(8))", isDirectory: true)
@@ -184,7 +186,7 @@ final class PrivateBus: @unchecked Sendable {
     ) async throws -> DBusConnection {
         let address = self.address
         return try await withTimeout("connecting to \(address)") {
-            try await DBusConnection.connect(to: address, label: label, timeout: .seconds(15),
+            try await DBusConnection.connect(to: address, label: label, timeout: Patience.duration(.seconds(15)),
                                              maximumMessageSize: maximumMessageSize)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTesting
 
 @testable import TetherDBus
 
@@ -104,6 +105,7 @@ struct TimedOut: Error, CustomStringConvertible {
 func withTimeout<T: Sendable>(
     _ what: String, seconds: Double = 20, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
+    let seconds = Patience.seconds(seconds)
     let outcome = OneShot<Result<T, any Error>>()
     let work = Task {
         do { outcome.fulfill(.success(try await operation())) } catch { outcome.fulfill(.failure(error)) }

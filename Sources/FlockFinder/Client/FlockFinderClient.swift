@@ -95,7 +95,8 @@ public actor FlockFinderClient {
     private let rssiInterval: Duration
     private let parser: FlockMessageParser
     private let logger: Logger
-    private var connection: ConnectionStateMachine?
+    private var link: DeviceLink?
+    private var connection: ConnectionStateMachine? { link?.connection }
     /// The detector of the current link.
     private var connectedDevice: FlockFinderDevice?
     private var tasks: [Task<Void, Never>] = []
@@ -287,36 +288,31 @@ public actor FlockFinderClient {
         stopTasks()
         setState(.connecting)
         connectedDevice = nil
-        if let previous = connection {
+        if let previous = link {
             // A link to another detector (it reconnects persistently) is closed, not orphaned.
-            connection = nil
-            await previous.disconnect()
+            link = nil
+            await previous.close()
         }
-        let connection = await central.connection(to: peripheral, configuration: DeviceProfile.flockFinder.connectionConfiguration(
-            reconnectPolicy: .persistent))
-        self.connection = connection
-        // Arm every listener before connecting: the detector may notify at once.
-        let detections = await connection.notifications(for: FlockFinderBLEConstants.detection)
-        let stream = await connection.notifications(for: FlockFinderBLEConstants.stream)
-        let events = await connection.events()
-        tasks = [
-            Task { [weak self] in for await data in detections { await self?.receivedDetection(data) } },
-            Task { [weak self] in for await data in stream { await self?.receivedStream(data) } },
-            Task { [weak self] in for await event in events { await self?.handle(event) } },
-        ]
+        // Every listener armed before connecting: the detector may notify at once.
+        let link = await DeviceLink.arm(
+            on: central, to: peripheral,
+            configuration: DeviceProfile.flockFinder.connectionConfiguration(reconnectPolicy: .persistent),
+            notifications: [
+                (FlockFinderBLEConstants.detection, { @Sendable [weak self] data in await self?.receivedDetection(data) }),
+                (FlockFinderBLEConstants.stream, { @Sendable [weak self] data in await self?.receivedStream(data) }),
+            ],
+            events: { [weak self] event in await self?.handle(event) })
+        self.link = link
         do {
-            try await connection.connect()
+            try await link.connect()
             lastError = nil
             connectedDevice = discoveredDevices.first { $0.id == peripheral }
                 ?? FlockFinderDevice(id: peripheral, name: nil, rssi: 0, advertisesService: true)
             setState(.connected)
             startRSSIPolling()
-        } catch let error as BLEError {
-            stopTasks()
-            fail(error)
         } catch {
             stopTasks()
-            fail(.connectionFailed("\(error)"))
+            fail(error)
         }
     }
 
@@ -325,7 +321,7 @@ public actor FlockFinderClient {
         scanTask?.cancel()
         stopTasks()
         let closing = connection
-        connection = nil
+        link = nil
         connectedDevice = nil
         deviceRSSI = nil
         setState(.disconnected)
@@ -425,6 +421,7 @@ public actor FlockFinderClient {
     private func setRSSI(_ value: Int) { deviceRSSI = value }
 
     private func stopTasks() {
+        link?.stopListening()
         for task in tasks { task.cancel() }
         tasks.removeAll()
     }

@@ -42,9 +42,9 @@ public actor BLEManager: BLEManagerProtocol {
 
     private var hub: GripFitHub
     private var framer = NewlineFramer(maxLineLength: 256)
-    private var connection: ConnectionStateMachine?
+    private var link: DeviceLink?
+    private var connection: ConnectionStateMachine? { link?.connection }
     private var scanTask: Task<Void, Never>?
-    private var linkTasks: [Task<Void, Never>] = []
     /// No reading for `staleAfter` sends `CMD:PING`; no answer within `pongTimeout` loses the link.
     private let liveness: LivenessWatchdog
     private var hasConnected = false
@@ -152,22 +152,27 @@ public actor BLEManager: BLEManagerProtocol {
         guard await bluetoothIsUsable() else { return }
         currentDevice = device
         hub.setState(.connecting)
-        let connection = await central.connection(to: device.id, configuration: DeviceProfile.gripFit.connectionConfiguration(
-            connectionTimeout: configuration.connectionTimeout,
-            discoveryTimeout: configuration.discoveryTimeout,
-            writeTimeout: configuration.writeTimeout,
-            reconnectPolicy: configuration.reconnectPolicy))
-        self.connection = connection
+        stopLinkTasks()
+        // Listeners armed before connecting: the device speaks as soon as notifications are on.
+        let link = await DeviceLink.arm(
+            on: central, to: device.id,
+            configuration: DeviceProfile.gripFit.connectionConfiguration(
+                connectionTimeout: configuration.connectionTimeout,
+                discoveryTimeout: configuration.discoveryTimeout,
+                writeTimeout: configuration.writeTimeout,
+                reconnectPolicy: configuration.reconnectPolicy),
+            notifications: [(GripFitBLEConstants.notifyCharacteristic, { @Sendable [weak self] chunk in await self?.received(chunk) })],
+            events: { [weak self] event in await self?.handle(event) })
+        self.link = link
         hasConnected = false
-        // Subscribe before asking: the device speaks as soon as notifications are on.
-        await wire(connection)
         do {
-            try await connection.connect()
+            try await link.connect()
         } catch {
             stopLinkTasks()
             hub.setState(.error(map(error)))
             return
         }
+        let connection = link.connection
         guard await connection.discoveredCharacteristics.first(where: { $0.path == GripFitBLEConstants.writeCharacteristic })?.properties.contains(.write) == true else {
             logger.error("The RX characteristic does not take writes with response")
             await connection.disconnect()
@@ -225,29 +230,14 @@ public actor BLEManager: BLEManagerProtocol {
         scanTask?.cancel()
         stopLinkTasks()
         if let connection { await connection.disconnect() }
-        connection = nil
+        link = nil
         framer.reset()
         hub.resetDeviceState()
         hub.setState(.disconnected)
     }
 
-    private func wire(_ connection: ConnectionStateMachine) async {
-        stopLinkTasks()
-        let notifications = await connection.notifications(for: GripFitBLEConstants.notifyCharacteristic)
-        let events = await connection.events()
-        linkTasks = [
-            Task { [weak self] in
-                for await chunk in notifications { await self?.received(chunk) }
-            },
-            Task { [weak self] in
-                for await event in events { await self?.handle(event) }
-            },
-        ]
-    }
-
     private func stopLinkTasks() {
-        for task in linkTasks { task.cancel() }
-        linkTasks.removeAll()
+        link?.stopListening()
         liveness.stop()
         // No confirmation can come over a link nobody listens to any more.
         confirmations.failAll(GripFitCommandError.linkLost)

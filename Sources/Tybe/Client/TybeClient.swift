@@ -71,8 +71,8 @@ public actor TybeClient {
     private let logger: Logger
     private let statusTimeout: Duration
     private let window: Int
-    private var connection: ConnectionStateMachine?
-    private var listener: Task<Void, Never>?
+    private var link: DeviceLink?
+    private var connection: ConnectionStateMachine? { link?.connection }
     private var nextSeq: UInt8 = 0
     private var broadcaster = Broadcaster<TybeClientEvent>(bufferSize: 4096)
     /// Compose frames waiting for their status (armed before each write).
@@ -166,17 +166,16 @@ public actor TybeClient {
             } catch BLEError.scanTimeout {
                 throw TybeClientError.bridgeNotFound(bridgeName)
             }
-            let connection = await central.connection(to: peripheral.id, configuration: DeviceProfile.tybe.connectionConfiguration(
-                reconnectPolicy: .never))
-            self.connection = connection
-            // Subscribe before the link is up: the bridge greets every connection with a status.
-            let statuses = await connection.notifications(for: TybeGATT.status)
-            listener?.cancel()
-            listener = Task { [weak self] in
-                for await data in statuses { await self?.received(data) }
-                await self?.linkEnded()
-            }
-            try await connection.connect()
+            link?.stopListening()
+            // Subscribed before the link is up: the bridge greets every connection with a status.
+            // The status stream ending (not stopped by us) is the link going away.
+            let link = await DeviceLink.arm(
+                on: central, to: peripheral.id,
+                configuration: DeviceProfile.tybe.connectionConfiguration(reconnectPolicy: .never),
+                notifications: [(TybeGATT.status, { @Sendable [weak self] data in await self?.received(data) })],
+                streamEnded: { [weak self] _ in await self?.linkEnded() })
+            self.link = link
+            try await link.connect()
             // A new connection resets the bridge's duplicate filter; seq keeps counting anyway.
             setLink(.connected)
             // A new link starts the keyboard window afresh (the bridge may have restarted).
@@ -195,11 +194,10 @@ public actor TybeClient {
         // Idle first, so the listener ending below is not mistaken for a dropped link.
         setLink(.idle)
         liveness.stop()
-        listener?.cancel()
-        listener = nil
+        link?.stopListening()
         // State first, the await last: a link opened meanwhile is not the one cut off here.
         let closing = connection
-        connection = nil
+        link = nil
         failWaiters()
         abandonKeys("the link was reset")
         if let closing { await closing.disconnect() }
@@ -512,10 +510,9 @@ public actor TybeClient {
         emit(.problem(why))
         setLink(.failed)
         liveness.stop()
-        listener?.cancel()
-        listener = nil
+        link?.stopListening()
         let closing = connection
-        connection = nil
+        link = nil
         failWaiters()
         abandonKeys(why)
         if let closing { await closing.disconnect() }

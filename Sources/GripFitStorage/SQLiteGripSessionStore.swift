@@ -37,14 +37,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         TetherDatabase.registerFirstMigration(&migrator, store: "gripfit", table: SessionRow.databaseTableName) { db in
-            try db.create(table: SessionRow.databaseTableName) { t in
-                t.primaryKey("id", .text)
-                t.column("startedAt", .datetime).notNull()
-                t.column("duration", .double).notNull()
-                t.column("maxForce", .double).notNull()
-                t.column("averageForce", .double).notNull()
-                t.column("sampleCount", .integer).notNull()
-            }
+            try createSessionTable(db, named: SessionRow.databaseTableName, startedAtType: .datetime)
             try db.create(table: SampleRow.databaseTableName) { t in
                 t.column("sessionId", .text).notNull().indexed()
                     .references(SessionRow.databaseTableName, onDelete: .cascade)
@@ -58,14 +51,7 @@ public final class SQLiteGripSessionStore: GripSessionStore {
         // recommends, with foreign keys off for the migration (GRDB's default), so the samples
         // that reference it stay.
         migrator.registerMigration("gripfit.v2") { db in
-            try db.create(table: "gripSession_v2") { t in
-                t.primaryKey("id", .text)
-                t.column("startedAt", .double).notNull()
-                t.column("duration", .double).notNull()
-                t.column("maxForce", .double).notNull()
-                t.column("averageForce", .double).notNull()
-                t.column("sampleCount", .integer).notNull()
-            }
+            try createSessionTable(db, named: "gripSession_v2", startedAtType: .double)
             try db.execute(sql: """
                 INSERT INTO gripSession_v2 (id, startedAt, duration, maxForce, averageForce, sampleCount)
                 SELECT id, \(TetherDatabase.unixSeconds(fromDateText: "startedAt")), duration, maxForce, averageForce, sampleCount
@@ -75,6 +61,18 @@ public final class SQLiteGripSessionStore: GripSessionStore {
             try db.rename(table: "gripSession_v2", to: "gripSession")
         }
         return migrator
+    }
+
+    /// The sessions table as each migration made it (v1 kept `startedAt` as date text).
+    private static func createSessionTable(_ db: Database, named name: String, startedAtType: Database.ColumnType) throws {
+        try db.create(table: name) { t in
+            t.primaryKey("id", .text)
+            t.column("startedAt", startedAtType).notNull()
+            t.column("duration", .double).notNull()
+            t.column("maxForce", .double).notNull()
+            t.column("averageForce", .double).notNull()
+            t.column("sampleCount", .integer).notNull()
+        }
     }
 
     // MARK: - GripSessionStore

@@ -49,44 +49,12 @@ public final class MeshStore: MeshMessageStore {
                 t.column("name", .text).notNull()
                 t.column("secret", .blob).notNull()
             }
-            try db.create(table: MessageRow.databaseTableName) { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("dedupKey", .text).notNull().unique()
-                t.column("direction", .text).notNull()
-                t.column("kind", .text).notNull()
-                t.column("peer", .text)
-                t.column("channelIndex", .integer)
-                t.column("senderName", .text)
-                t.column("text", .text).notNull()
-                t.column("timestamp", .integer).notNull()
-                t.column("pathLength", .integer)
-                t.column("snr", .double)
-                t.column("status", .text).notNull()
-                t.column("ack", .integer)
-                t.column("roundTrip", .integer)
-                t.column("storedAt", .datetime).notNull()
-            }
+            try createMessageTable(db, named: MessageRow.databaseTableName, storedAtType: .datetime)
         }
         // v2: `storedAt` in Unix seconds (REAL), the encoding every store shares
         // (`StoredRecord`); v1 wrote GRDB's date text. The table is rebuilt as SQLite recommends.
         migrator.registerMigration("meshcore.v2") { db in
-            try db.create(table: "meshMessage_v2") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("dedupKey", .text).notNull().unique()
-                t.column("direction", .text).notNull()
-                t.column("kind", .text).notNull()
-                t.column("peer", .text)
-                t.column("channelIndex", .integer)
-                t.column("senderName", .text)
-                t.column("text", .text).notNull()
-                t.column("timestamp", .integer).notNull()
-                t.column("pathLength", .integer)
-                t.column("snr", .double)
-                t.column("status", .text).notNull()
-                t.column("ack", .integer)
-                t.column("roundTrip", .integer)
-                t.column("storedAt", .double).notNull()
-            }
+            try createMessageTable(db, named: "meshMessage_v2", storedAtType: .double)
             let kept = "id, dedupKey, direction, kind, peer, channelIndex, senderName, text, timestamp, pathLength, snr, status, ack, roundTrip"
             try db.execute(sql: """
                 INSERT INTO meshMessage_v2 (\(kept), storedAt)
@@ -96,6 +64,27 @@ public final class MeshStore: MeshMessageStore {
             try db.rename(table: "meshMessage_v2", to: "meshMessage")
         }
         return migrator
+    }
+
+    /// The messages table as each migration made it (v1 kept `storedAt` as date text).
+    private static func createMessageTable(_ db: Database, named name: String, storedAtType: Database.ColumnType) throws {
+        try db.create(table: name) { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("dedupKey", .text).notNull().unique()
+            t.column("direction", .text).notNull()
+            t.column("kind", .text).notNull()
+            t.column("peer", .text)
+            t.column("channelIndex", .integer)
+            t.column("senderName", .text)
+            t.column("text", .text).notNull()
+            t.column("timestamp", .integer).notNull()
+            t.column("pathLength", .integer)
+            t.column("snr", .double)
+            t.column("status", .text).notNull()
+            t.column("ack", .integer)
+            t.column("roundTrip", .integer)
+            t.column("storedAt", storedAtType).notNull()
+        }
     }
 
     // MARK: Contacts

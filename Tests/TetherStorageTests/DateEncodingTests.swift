@@ -64,14 +64,7 @@ import MeshCoreStorage
             let id = UUID()
             let legacy = try DatabaseQueue(path: path)
             try await legacy.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE gripSession (id TEXT PRIMARY KEY, startedAt DATETIME NOT NULL, duration DOUBLE NOT NULL,
-                      maxForce DOUBLE NOT NULL, averageForce DOUBLE NOT NULL, sampleCount INTEGER NOT NULL);
-                    CREATE TABLE gripSample (sessionId TEXT NOT NULL REFERENCES gripSession(id) ON DELETE CASCADE,
-                      offset DOUBLE NOT NULL, raw INTEGER NOT NULL, force DOUBLE NOT NULL);
-                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                    INSERT INTO grdb_migrations VALUES ('gripfit.v1');
-                    """)
+                try db.execute(sql: LegacySchemas.gripFitV1(recordedAs: "gripfit.v1"))
                 try db.execute(sql: "INSERT INTO gripSession VALUES (?, '2025-11-25 00:00:00.250', 2, 30, 15, 2)", arguments: [id.uuidString])
                 try db.execute(sql: "INSERT INTO gripSample VALUES (?, 0, 1000, 10), (?, 0.1, 1100, 12)",
                                arguments: [id.uuidString, id.uuidString])

@@ -145,14 +145,7 @@ import MeshCoreStorage
             // What the first wave wrote: the tables, and a migration recorded as "v1".
             let legacy = try DatabaseQueue(path: path)
             try await legacy.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE gripSession (id TEXT PRIMARY KEY, startedAt DATETIME NOT NULL, duration DOUBLE NOT NULL,
-                      maxForce DOUBLE NOT NULL, averageForce DOUBLE NOT NULL, sampleCount INTEGER NOT NULL);
-                    CREATE TABLE gripSample (sessionId TEXT NOT NULL REFERENCES gripSession(id) ON DELETE CASCADE,
-                      offset DOUBLE NOT NULL, raw INTEGER NOT NULL, force DOUBLE NOT NULL);
-                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                    INSERT INTO grdb_migrations VALUES ('v1');
-                    """)
+                try db.execute(sql: LegacySchemas.gripFitV1(recordedAs: "v1"))
             }
             try legacy.close()
             let store = try SQLiteGripSessionStore(path: path)

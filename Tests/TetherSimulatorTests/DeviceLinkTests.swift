@@ -89,9 +89,6 @@ struct DeviceLinkTests {
             return
         }
         let phasesAtFailure = await heard.phases
-        // The failed attempt's link is torn down first: a connect at once would meet its late
-        // disconnection (a known gap of the core, noted for the Apple-path issue).
-        await h.advance(.seconds(1))
         // The same connection brought up by hand: the stopped listeners hear none of it.
         await link.connection.adopt(Harness.echoConfiguration)
         try await h.run { try await link.connection.connect() }

@@ -166,4 +166,23 @@ struct LinkLostTests {
         #expect(error == .serviceNotFound(EchoPeripheral.service))
         #expect(await log.reconnectSchedule.isEmpty)
     }
+
+    @Test func aConnectRightAfterAnAttemptFailedPastLinkUpWaitsForThatLinkToGo() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        var wrong = Harness.echoConfiguration
+        wrong.requiredCharacteristics.append(CharacteristicPath(service: EchoPeripheral.service, characteristic: "54455448-4543-484F-8000-0000000000FF"))
+        let connection = await h.connection(wrong)
+        let failed = try await h.error { try await connection.connect() }
+        guard case .characteristicNotFound = failed else {
+            Issue.record("expected characteristicNotFound, got \(String(describing: failed))")
+            return
+        }
+        // At once: the cancelled link's disconnection is still on its way.
+        await connection.adopt(Harness.echoConfiguration)
+        try await h.run { try await connection.connect() }
+        await h.advance(.seconds(5))
+        #expect(await connection.isConnected)
+        #expect(await h.radio.isConnected(h.echoID))
+        try await h.run { try await connection.write(Data("still here".utf8), to: EchoPeripheral.input, type: .withResponse) }
+    }
 }

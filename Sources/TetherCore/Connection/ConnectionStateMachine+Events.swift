@@ -107,6 +107,13 @@ extension ConnectionStateMachine {
     }
 
     func didDisconnect(error: DriverError?, isReconnecting: Bool) {
+        if let token = teardownPending {
+            // The link a failed attempt cancelled is gone; no new link was asked for meanwhile,
+            // so the event is that link's.
+            teardownEnded(token)
+            if case .disconnecting = state { finishDisconnecting() }
+            return
+        }
         let bleError = error.map { BLEError.from($0, otherwise: { .disconnected($0.description) }) }
         switch state {
         case .idle, .waitingForBluetooth, .restoringState:
@@ -116,7 +123,7 @@ extension ConnectionStateMachine {
             return
         case .connecting:
             // Some stacks report a failed connect as a disconnection.
-            failAttempt(bleError ?? .connectionFailed("disconnected while connecting"))
+            failAttempt(bleError ?? .connectionFailed("disconnected while connecting"), linkDown: true)
             return
         case .autoReconnecting(let attempt, true, _) where !isReconnecting:
             logger.warning("The OS stopped reconnecting; falling back to the reconnect policy")
@@ -126,7 +133,7 @@ extension ConnectionStateMachine {
             return
         case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete:
             if case .initial = attemptKind {
-                failAttempt(bleError ?? .disconnected(nil))
+                failAttempt(bleError ?? .disconnected(nil), linkDown: true)
                 return
             }
             generation += 1

@@ -75,6 +75,17 @@ public actor ConnectionStateMachine {
     var firstConnectionRetries = 0
     /// Set by ``linkLost(reason:)`` until the driver confirms the disconnection.
     var declaredLost: BLEError?
+    /// Set when a failed attempt cancelled a link the driver had reported up, until the driver
+    /// confirms it is gone (its disconnection event) or ``teardownBound`` passes: a new attempt
+    /// waits for it, so that late event cannot end the new link. The value tells its bound's
+    /// timer apart from a later one's.
+    var teardownPending: Int?
+    var teardownTimer: Task<Void, Never>?
+    var teardownCount = 0
+    /// An attempt in `.connecting` whose driver connect waits for ``teardownPending``.
+    var connectDeferred = false
+    /// How long a new attempt waits for a cancelled link's disconnection event.
+    static let teardownBound: Duration = .seconds(2)
     /// The error that ended the last attempt or link, if any.
     public internal(set) var lastError: BLEError?
 
@@ -372,6 +383,15 @@ public actor ConnectionStateMachine {
 
     func beginConnecting() {
         transition(to: .connecting(timer: makeTimer(after: configuration.connectionTimeout, .connect)))
+        if teardownPending != nil {
+            logger.debug("Waiting for the last link's disconnection before connecting")
+            connectDeferred = true
+            return
+        }
+        issueConnect()
+    }
+
+    private func issueConnect() {
         let options = ConnectOptions(
             enableAutoReconnect: configuration.reconnectPolicy.useOSAutoReconnect && driver.supportsAutoReconnect)
         let driver = self.driver, peripheral = self.peripheral
@@ -380,18 +400,22 @@ public actor ConnectionStateMachine {
 
     /// Ends the current attempt with `error`: an initial attempt goes idle and throws, a
     /// reconnection schedules the next try.
-    func failAttempt(_ error: BLEError) {
+    /// `linkDown`: the failure is the driver's disconnection event, so no other will follow.
+    func failAttempt(_ error: BLEError, linkDown: Bool = false) {
         logger.warning("Connection attempt failed", metadata: ["error": "\(error)"])
-        let linkMayBeUp: Bool
+        let linkMayBeUp: Bool, linkWasUp: Bool
         switch state {
-        case .idle, .waitingForBluetooth, .restoringState: linkMayBeUp = false
-        default: linkMayBeUp = true
+        case .idle, .waitingForBluetooth, .restoringState: (linkMayBeUp, linkWasUp) = (false, false)
+        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete, .connected:
+            (linkMayBeUp, linkWasUp) = (true, true)
+        default: (linkMayBeUp, linkWasUp) = (true, false)
         }
         generation += 1
         if linkMayBeUp {
             let driver = self.driver, peripheral = self.peripheral
             command { await driver.cancelConnection(peripheral) }
         }
+        if linkWasUp, !linkDown { awaitTeardown() }
         resetLink()
         if case .reconnect(let attempt) = attemptKind, wantsConnection,
            !isTerminal(error) {
@@ -407,6 +431,32 @@ public actor ConnectionStateMachine {
             return
         }
         finishFailed(error)
+    }
+
+    /// Holds new attempts back until the link just cancelled is reported gone (or
+    /// ``teardownBound`` passes).
+    private func awaitTeardown() {
+        teardownCount += 1
+        let token = teardownCount
+        teardownPending = token
+        teardownTimer?.cancel()
+        let clock = self.clock
+        teardownTimer = Task { [weak self] in
+            do { try await clock.sleep(for: Self.teardownBound) } catch { return }
+            await self?.teardownEnded(token)
+        }
+    }
+
+    /// The cancelled link is gone (or no longer waited for): an attempt held back goes ahead.
+    func teardownEnded(_ token: Int) {
+        guard teardownPending == token else { return }
+        teardownPending = nil
+        teardownTimer?.cancel()
+        teardownTimer = nil
+        if connectDeferred {
+            connectDeferred = false
+            issueConnect()
+        }
     }
 
     /// Failures of the link itself, which another attempt may not meet.
@@ -487,6 +537,7 @@ public actor ConnectionStateMachine {
 
     func transition(to next: PhaseState) {
         let old = state
+        if case .connecting = next {} else { connectDeferred = false }
         if let timer = old.timer, timer != next.timer { timer.cancel() }
         if case .disconnecting(_, let waiters) = old, !isDisconnecting(next) {
             for waiter in waiters { waiter.resume() }

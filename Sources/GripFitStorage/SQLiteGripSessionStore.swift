@@ -63,7 +63,8 @@ public final class SQLiteGripSessionStore: GripSessionStore {
         return migrator
     }
 
-    /// The sessions table as each migration made it (v1 kept `startedAt` as date text).
+    /// The sessions table as each migration made it (v1 kept `startedAt` as date text). Frozen:
+    /// both migrations run it, so a change of schema is a new migration, never an edit here.
     private static func createSessionTable(_ db: Database, named name: String, startedAtType: Database.ColumnType) throws {
         try db.create(table: name) { t in
             t.primaryKey("id", .text)

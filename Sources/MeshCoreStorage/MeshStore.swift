@@ -60,13 +60,22 @@ public final class MeshStore: MeshMessageStore {
                 INSERT INTO meshMessage_v2 (\(kept), storedAt)
                 SELECT \(kept), \(TetherDatabase.unixSeconds(fromDateText: "storedAt")) FROM meshMessage
                 """)
+            // AUTOINCREMENT's high-water mark goes with the old table: carried over, so ids of
+            // deleted newest rows are not handed out again.
+            let highWater = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'meshMessage'") ?? 0
             try db.drop(table: "meshMessage")
             try db.rename(table: "meshMessage_v2", to: "meshMessage")
+            if try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'meshMessage'") == nil {
+                try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('meshMessage', ?)", arguments: [highWater])
+            } else {
+                try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'meshMessage'", arguments: [highWater])
+            }
         }
         return migrator
     }
 
-    /// The messages table as each migration made it (v1 kept `storedAt` as date text).
+    /// The messages table as each migration made it (v1 kept `storedAt` as date text). Frozen:
+    /// both migrations run it, so a change of schema is a new migration, never an edit here.
     private static func createMessageTable(_ db: Database, named name: String, storedAtType: Database.ColumnType) throws {
         try db.create(table: name) { t in
             t.autoIncrementedPrimaryKey("id")

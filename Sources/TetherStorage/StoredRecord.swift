@@ -8,16 +8,14 @@ import GRDB
 ///   wall-clock times round-trip exactly to the microsecond, `ORDER BY` and range filters work
 ///   on the number, and `datetime(startedAt, 'unixepoch')` reads it in SQL.
 /// - UUIDs are upper-case text (`Foundation`'s `uuidString`), as lookups by id match them.
+///
+/// Reading keeps GRDB's default, which takes a number as Unix seconds and also reads GRDB's
+/// date text, so rows of a file in an older layout read right too.
 public protocol StoredRecord: FetchableRecord, MutablePersistableRecord {}
 
 extension StoredRecord {
     /// Unix seconds.
     public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
-        .timeIntervalSince1970
-    }
-
-    /// Unix seconds.
-    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
         .timeIntervalSince1970
     }
 

@@ -100,6 +100,11 @@ public enum TetherDatabase {
         if try !queue.read({ try $0.tableExists(table) }) {
             throw TetherStorageError("\(path) holds no \(holding) (another program's database, or an empty file)")
         }
+        // A read-only open cannot bring the file up to date, and rows in an older layout would
+        // be misread without a word.
+        if access == .readOnly, try !queue.read({ try migrator.hasCompletedMigrations($0) }) {
+            throw TetherStorageError("\(path) holds \(holding) in an older layout: open it once with a command that writes to it to bring it up to date")
+        }
         return queue
     }
 

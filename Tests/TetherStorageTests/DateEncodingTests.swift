@@ -21,13 +21,13 @@ import MeshCoreStorage
         try await body(folder.appendingPathComponent("shared.sqlite").path)
     }
 
-    /// The stored value and its SQLite type, read past the stores.
-    private func raw(_ path: String, _ sql: String) throws -> (type: String, value: Double) {
+    /// The stored value (nil unless a number) and its SQLite type, read past the stores.
+    private func raw(_ path: String, _ sql: String) throws -> (type: String, value: Double?) {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         return try queue.read { db in
             let row = try #require(try Row.fetchOne(db, sql: sql))
-            return (row[0], row[1])
+            return (row[0] as String? ?? "", row[1] as DatabaseValue == .null ? nil : Double.fromDatabaseValue(row[1]))
         }
     }
 
@@ -46,7 +46,7 @@ import MeshCoreStorage
                                     ("meshMessage", "storedAt"), ("flockDetection", "receivedAt")] {
                 let stored = try raw(path, "SELECT typeof(\(column)), \(column) FROM \(table)")
                 #expect(stored.type == "real", "\(table).\(column)")
-                #expect(abs(stored.value - 1_764_028_800.25) < 1e-6, "\(table).\(column) holds \(stored.value)")
+                #expect(abs((stored.value ?? 0) - 1_764_028_800.25) < 1e-6, "\(table).\(column) holds \(String(describing: stored.value))")
             }
             // And they come back as they went in.
             #expect(abs(try await SQLiteGripSessionStore(path: path).allSessions()[0].startedAt.timeIntervalSince(when)) < 1e-6)
@@ -99,6 +99,7 @@ import MeshCoreStorage
                     INSERT INTO grdb_migrations VALUES ('meshcore.v1');
                     INSERT INTO meshMessage (id, dedupKey, direction, kind, peer, text, timestamp, status, storedAt)
                       VALUES (7, 'k7', 'incoming', 'direct', 'aabb', 'old', 5, 'received', '2025-11-25 00:00:01.500');
+                    UPDATE sqlite_sequence SET seq = 9 WHERE name = 'meshMessage';
                     """)
             }
             try legacy.close()
@@ -107,10 +108,11 @@ import MeshCoreStorage
             let old = try #require(try await store.messages().first)
             #expect(old.id == 7)
             #expect(old.storedAt == Date(timeIntervalSince1970: 1_764_028_801.5))
-            // The row ids go on from where they were.
+            // The row ids go on from where they were: past 9, the newest id ever handed out
+            // (rows 8 and 9 were deleted), not past 7, the newest kept.
             let new = try #require(try await store.insertMessage(MeshMessage(direction: .incoming, kind: .direct, peer: "aabb",
                                                                              text: "new", timestamp: 6, status: .received)))
-            #expect(try #require(new.id) > 7)
+            #expect(new.id == 10)
             #expect(try await store.messages().map(\.text) == ["old", "new"])
         }
     }
@@ -134,6 +136,32 @@ import MeshCoreStorage
 
             let stored = try await DetectionStore(path: path).detections()
             #expect(stored.map(\.receivedAt) == [when])
+        }
+    }
+
+    @Test func aReadOnlyOpenOfAnOlderLayoutSaysSoAndAWriterUpgradesIt() async throws {
+        try await withFile { path in
+            let legacy = try DatabaseQueue(path: path)
+            try await legacy.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE flockDetection (id INTEGER PRIMARY KEY AUTOINCREMENT, receivedAt DOUBLE NOT NULL,
+                      type TEXT NOT NULL, rssi INTEGER NOT NULL, confidence DOUBLE NOT NULL, mac TEXT, ssid TEXT,
+                      deviceUptimeMs INTEGER, latitude DOUBLE, longitude DOUBLE, horizontalAccuracy DOUBLE);
+                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                    INSERT INTO grdb_migrations VALUES ('flockfinder.v1');
+                    INSERT INTO flockDetection (receivedAt, type, rssi, confidence) VALUES (786000000, 'flock', -50, 0.8);
+                    """)
+            }
+            try legacy.close()
+            // Read as it is, it would be 1994: a reader refuses rather than misreads.
+            #expect {
+                _ = try DetectionStore(path: path, access: .readOnly)
+            } throws: { error in
+                (error as? TetherStorageError)?.message.contains("older layout") == true
+            }
+            _ = try DetectionStore(path: path)
+            let read = try await DetectionStore(path: path, access: .readOnly).detections()
+            #expect(read.map(\.receivedAt) == [Date(timeIntervalSinceReferenceDate: 786_000_000)])
         }
     }
 }

@@ -311,6 +311,9 @@ public actor FlockFinderClient {
             setState(.connected)
             startRSSIPolling()
         } catch {
+            // The link stopped its own listeners; a newer link (connect(to:) again meanwhile)
+            // owns the state now.
+            guard self.link === link else { return }
             stopTasks()
             fail(error)
         }

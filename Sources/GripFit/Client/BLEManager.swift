@@ -153,6 +153,11 @@ public actor BLEManager: BLEManagerProtocol {
         currentDevice = device
         hub.setState(.connecting)
         stopLinkTasks()
+        if let previous = link, previous.connection.peripheral != device.id {
+            // A link to another device (it may be reconnecting) is closed, not orphaned.
+            link = nil
+            await previous.close()
+        }
         // Listeners armed before connecting: the device speaks as soon as notifications are on.
         let link = await DeviceLink.arm(
             on: central, to: device.id,
@@ -229,11 +234,13 @@ public actor BLEManager: BLEManagerProtocol {
     public func disconnect() async {
         scanTask?.cancel()
         stopLinkTasks()
-        if let connection { await connection.disconnect() }
+        // State first, the await last: a link opened meanwhile is not the one let go here.
+        let closing = link
         link = nil
         framer.reset()
         hub.resetDeviceState()
         hub.setState(.disconnected)
+        if let closing { await closing.connection.disconnect() }
     }
 
     private func stopLinkTasks() {

@@ -14,9 +14,12 @@ import Foundation
 ///     on: central, to: peripheral, configuration: DeviceProfile.gripFit.connectionConfiguration(),
 ///     notifications: [(GripFitBLEConstants.notifyCharacteristic, { @Sendable [weak self] data in await self?.received(data) })],
 ///     events: { [weak self] event in await self?.handle(event) })
-/// self.link = link          // a disconnect() meanwhile can cut the attempt short
+/// self.link = link          // kept: a released link stops its listeners
 /// try await link.connect()
 /// ```
+///
+/// The listeners run while the link is held: releasing the last reference stops them, as
+/// ``stopListening()`` does.
 public final class DeviceLink: Sendable {
     /// What a listener is called with, in arrival order, on its own task.
     public typealias NotificationHandler = @Sendable (Data) async -> Void

@@ -73,6 +73,10 @@ public actor TybeClient {
     private let window: Int
     private var link: DeviceLink?
     private var connection: ConnectionStateMachine? { link?.connection }
+    /// Counts links, so the end of one is never taken for the end of the next.
+    private var linkGeneration = 0
+    /// The last link whose end was handled (``linkEnded(_:)``, ``reset()``, ``dropLink(_:)``).
+    private var endedGeneration = 0
     private var nextSeq: UInt8 = 0
     private var broadcaster = Broadcaster<TybeClientEvent>(bufferSize: 4096)
     /// Compose frames waiting for their status (armed before each write).
@@ -166,14 +170,21 @@ public actor TybeClient {
             } catch BLEError.scanTimeout {
                 throw TybeClientError.bridgeNotFound(bridgeName)
             }
-            link?.stopListening()
+            if let previous = link {
+                previous.stopListening()
+                // The link this one replaces is down; if its end was not handled yet (its
+                // stream ended as this connect began), what waited on it ends now.
+                linkEnded(linkGeneration)
+            }
+            linkGeneration += 1
+            let generation = linkGeneration
             // Subscribed before the link is up: the bridge greets every connection with a status.
             // The status stream ending (not stopped by us) is the link going away.
             let link = await DeviceLink.arm(
                 on: central, to: peripheral.id,
                 configuration: DeviceProfile.tybe.connectionConfiguration(reconnectPolicy: .never),
                 notifications: [(TybeGATT.status, { @Sendable [weak self] data in await self?.received(data) })],
-                streamEnded: { [weak self] _ in await self?.linkEnded() })
+                streamEnded: { [weak self] _ in await self?.linkEnded(generation) })
             self.link = link
             try await link.connect()
             // A new connection resets the bridge's duplicate filter; seq keeps counting anyway.
@@ -191,10 +202,10 @@ public actor TybeClient {
 
     /// Drops the persistent connection (the Reset button).
     public func reset() async {
-        // Idle first, so the listener ending below is not mistaken for a dropped link.
         setLink(.idle)
         liveness.stop()
         link?.stopListening()
+        endedGeneration = linkGeneration
         // State first, the await last: a link opened meanwhile is not the one cut off here.
         let closing = connection
         link = nil
@@ -495,7 +506,10 @@ public actor TybeClient {
         }
     }
 
-    private func linkEnded() {
+    /// Link `generation` went away: unless its end was handled already, nothing waits on it.
+    private func linkEnded(_ generation: Int) {
+        guard generation == linkGeneration, endedGeneration < generation else { return }
+        endedGeneration = generation
         liveness.stop()
         if linkState == .connected {
             setLink(.failed)
@@ -511,6 +525,7 @@ public actor TybeClient {
         setLink(.failed)
         liveness.stop()
         link?.stopListening()
+        endedGeneration = linkGeneration
         let closing = connection
         link = nil
         failWaiters()

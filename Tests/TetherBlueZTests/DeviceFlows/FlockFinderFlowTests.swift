@@ -5,6 +5,7 @@ import TetherBlueZ
 import TetherBlueZPeripheral
 import TetherCore
 import TetherSimulator
+import TetherTesting
 import Testing
 import FlockFinderEmulator
 import FlockFinderStorage
@@ -73,7 +74,7 @@ struct FlockFinderFlow {
         defer { states.cancel() }
         let devices = FlowStreamLog(await client.deviceUpdates())
         defer { devices.cancel() }
-        await client.startScanning(timeout: .seconds(10), autoConnect: false)
+        await client.startScanning(timeout: Patience.duration(.seconds(10)), autoConnect: false)
         let id = pair.remoteID
         try await devices.wait("this detector in the scan results") { $0.contains { $0.contains { $0.id == id } } }
         let client = self.client
@@ -88,7 +89,7 @@ struct FlockFinderFlow {
         try await flowStep("auto-connecting", on: pair) {
             let states = FlowStreamLog(await client.connectionStates())
             defer { states.cancel() }
-            await client.startScanning(timeout: .seconds(10))
+            await client.startScanning(timeout: Patience.duration(.seconds(10)))
             return try await states.wait("the client connected", within: 20) { $0.contains(.connected) }
         }
     }

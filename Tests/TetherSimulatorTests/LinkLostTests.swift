@@ -185,4 +185,31 @@ struct LinkLostTests {
         #expect(await h.radio.isConnected(h.echoID))
         try await h.run { try await connection.write(Data("still here".utf8), to: EchoPeripheral.input, type: .withResponse) }
     }
+
+    @Test func aStreamArmedWhileADisconnectFinishesBelongsToTheNextConnection() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        let connection = try await h.connected()
+        let old = await connection.notifications(for: EchoPeripheral.output)
+        let closing = Task { await connection.disconnect() }
+        try await h.until { await connection.phase.name == "disconnecting" }
+        // A client connecting again at once: it arms its stream, then connects behind the
+        // disconnection still under way.
+        let fresh = await connection.notifications(for: EchoPeripheral.output)
+        let opening = Task { try await connection.connect() }
+        try await h.run {
+            await closing.value
+            try await opening.value
+        }
+        let oldEnded = try await h.run { () -> Bool in
+            for await _ in old { return false }
+            return true
+        }
+        #expect(oldEnded)
+        try await h.run { try await connection.write(Data("next".utf8), to: EchoPeripheral.input, type: .withResponse) }
+        let echo = try await h.run { () -> Data? in
+            for await value in fresh { return value }
+            return nil
+        }
+        #expect(echo == Data("next".utf8))
+    }
 }

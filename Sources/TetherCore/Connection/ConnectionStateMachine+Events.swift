@@ -8,7 +8,8 @@ extension ConnectionStateMachine {
             didConnect()
         case .failedToConnect(_, let error):
             if case .connecting = state {
-                failAttempt(error.map { BLEError.from($0, otherwise: { .connectionFailed($0.description) }) } ?? .connectionFailed("unknown"))
+                failAttempt(error.map { BLEError.from($0, otherwise: { .connectionFailed($0.description) }) } ?? .connectionFailed("unknown"),
+                            linkDown: true)
             }
         case .disconnected(_, let error, let isReconnecting):
             didDisconnect(error: error, isReconnecting: isReconnecting)
@@ -123,7 +124,7 @@ extension ConnectionStateMachine {
             return
         case .connecting:
             // Some stacks report a failed connect as a disconnection.
-            failAttempt(bleError ?? .connectionFailed("disconnected while connecting"), linkDown: true)
+            failAttempt(bleError ?? .connectionFailed("disconnected while connecting"), linkDown: !isReconnecting)
             return
         case .autoReconnecting(let attempt, true, _) where !isReconnecting:
             logger.warning("The OS stopped reconnecting; falling back to the reconnect policy")
@@ -133,7 +134,7 @@ extension ConnectionStateMachine {
             return
         case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete:
             if case .initial = attemptKind {
-                failAttempt(bleError ?? .disconnected(nil), linkDown: true)
+                failAttempt(bleError ?? .disconnected(nil), linkDown: !isReconnecting)
                 return
             }
             generation += 1

@@ -75,10 +75,10 @@ public actor ConnectionStateMachine {
     var firstConnectionRetries = 0
     /// Set by ``linkLost(reason:)`` until the driver confirms the disconnection.
     var declaredLost: BLEError?
-    /// Set when a failed attempt cancelled a link the driver had reported up, until the driver
-    /// confirms it is gone (its disconnection event) or ``teardownBound`` passes: a new attempt
-    /// waits for it, so that late event cannot end the new link. The value tells its bound's
-    /// timer apart from a later one's.
+    /// Set when a failed attempt cancelled its link (or its connection request), until the
+    /// driver confirms it is gone (its disconnection event) or ``teardownBound`` passes: a new
+    /// attempt waits for it, so that late event cannot end the new link. The value tells its
+    /// bound's timer apart from a later one's.
     var teardownPending: Int?
     var teardownTimer: Task<Void, Never>?
     var teardownCount = 0
@@ -263,6 +263,9 @@ public actor ConnectionStateMachine {
         wantsConnection = false
         failWaiters(.cancelled)
         failOperations(.cancelled)
+        // Ended now, not once the driver confirms: a stream armed meanwhile for a new
+        // connection (connect() waits behind this disconnection) belongs to that one.
+        finishNotificationStreams()
         switch state {
         case .idle:
             break
@@ -287,7 +290,6 @@ public actor ConnectionStateMachine {
                 command { await driver.cancelConnection(peripheral) }
             }
         }
-        finishNotificationStreams()
     }
 
     /// Declares the connected link dead although the driver still holds it: the device stopped
@@ -382,7 +384,9 @@ public actor ConnectionStateMachine {
     }
 
     func beginConnecting() {
-        transition(to: .connecting(timer: makeTimer(after: configuration.connectionTimeout, .connect)))
+        // A wait for the last link's teardown does not eat into this attempt's time.
+        let wait = teardownPending == nil ? Duration.zero : Self.teardownBound
+        transition(to: .connecting(timer: makeTimer(after: configuration.connectionTimeout + wait, .connect)))
         if teardownPending != nil {
             logger.debug("Waiting for the last link's disconnection before connecting")
             connectDeferred = true
@@ -400,22 +404,23 @@ public actor ConnectionStateMachine {
 
     /// Ends the current attempt with `error`: an initial attempt goes idle and throws, a
     /// reconnection schedules the next try.
-    /// `linkDown`: the failure is the driver's disconnection event, so no other will follow.
+    /// `linkDown`: the failure is the driver's own report that the link (or the request) is
+    /// gone, with no OS reconnection behind it: there is nothing to cancel.
     func failAttempt(_ error: BLEError, linkDown: Bool = false) {
         logger.warning("Connection attempt failed", metadata: ["error": "\(error)"])
-        let linkMayBeUp: Bool, linkWasUp: Bool
+        let linkMayBeUp: Bool
         switch state {
-        case .idle, .waitingForBluetooth, .restoringState: (linkMayBeUp, linkWasUp) = (false, false)
-        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete, .connected:
-            (linkMayBeUp, linkWasUp) = (true, true)
-        default: (linkMayBeUp, linkWasUp) = (true, false)
+        case .idle, .waitingForBluetooth, .restoringState: linkMayBeUp = false
+        default: linkMayBeUp = !linkDown
         }
         generation += 1
         if linkMayBeUp {
             let driver = self.driver, peripheral = self.peripheral
             command { await driver.cancelConnection(peripheral) }
+            // Drivers confirm a cancel with a disconnection event, which must not meet the next
+            // attempt.
+            awaitTeardown()
         }
-        if linkWasUp, !linkDown { awaitTeardown() }
         resetLink()
         if case .reconnect(let attempt) = attemptKind, wantsConnection,
            !isTerminal(error) {

@@ -9,8 +9,7 @@ import GRDB
 ///   on the number, and `datetime(startedAt, 'unixepoch')` reads it in SQL.
 /// - UUIDs are upper-case text (`Foundation`'s `uuidString`), as lookups by id match them.
 ///
-/// Reading keeps GRDB's default, which takes a number as Unix seconds and also reads GRDB's
-/// date text, so rows of a file in an older layout read right too.
+/// Reading keeps GRDB's default, which takes a number as Unix seconds.
 public protocol StoredRecord: FetchableRecord, MutablePersistableRecord {}
 
 extension StoredRecord {

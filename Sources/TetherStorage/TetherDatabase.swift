@@ -101,9 +101,18 @@ public enum TetherDatabase {
             throw TetherStorageError("\(path) holds no \(holding) (another program's database, or an empty file)")
         }
         // A read-only open cannot bring the file up to date, and rows in an older layout would
-        // be misread without a word.
-        if access == .readOnly, try !queue.read({ try migrator.hasCompletedMigrations($0) }) {
-            throw TetherStorageError("\(path) holds \(holding) in an older layout: open it once with a command that writes to it to bring it up to date")
+        // be misread without a word. A missing first migration (`<store>.v1`) over a table that
+        // is there only records its name (a first-wave file): nothing to misread.
+        if access == .readOnly {
+            let completed = Set(try queue.read { try migrator.completedMigrations($0) })
+            let missing = migrator.migrations.filter { !completed.contains($0) && !$0.hasSuffix(".v1") }
+            if !missing.isEmpty {
+                throw TetherStorageError("""
+                    \(path) holds \(holding) in an older layout (\(missing.joined(separator: ", ")) not applied): \
+                    open it once for writing (the command that records into it, with this file as its database) \
+                    to bring it up to date
+                    """)
+            }
         }
         return queue
     }

@@ -164,4 +164,23 @@ import MeshCoreStorage
             #expect(read.map(\.receivedAt) == [Date(timeIntervalSinceReferenceDate: 786_000_000)])
         }
     }
+
+    @Test func aFirstWaveFileWhoseLayoutNeverChangedStillOpensReadOnly() async throws {
+        try await withFile { path in
+            let legacy = try DatabaseQueue(path: path)
+            try await legacy.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE focusSession (id TEXT PRIMARY KEY, taskId TEXT NOT NULL, startedAt DOUBLE NOT NULL,
+                      endedAt DOUBLE, outcome TEXT NOT NULL);
+                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                    INSERT INTO grdb_migrations VALUES ('v1');
+                    INSERT INTO focusSession VALUES ('00000000-0000-4000-8000-000000000001', 't1', 1764028800, NULL, 'open');
+                    """)
+            }
+            try legacy.close()
+            // Only the migration's name is missing (kiro.v1 over the table v1 made).
+            let sessions = try await SQLiteFocusSessionStore(path: path, access: .readOnly).allSessions()
+            #expect(sessions.map(\.start) == [Date(timeIntervalSince1970: 1_764_028_800)])
+        }
+    }
 }

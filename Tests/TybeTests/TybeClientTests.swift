@@ -264,6 +264,38 @@ struct TybeClientTests {
         #expect(await client.linkState == .connected)
     }
 
+    @Test func connectsMadeWhileALinkOpensShareItAndReportNoProblem() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let problems = await ProblemLog.collecting(from: client)
+        try await world.run {
+            async let first: Void = client.connect()
+            async let second: Void = client.connect()
+            async let third: Void = client.connect()
+            _ = try await (first, second, third)
+        }
+        try await world.advance(.seconds(1))
+        #expect(await client.linkState == .connected)
+        #expect(await problems.texts.isEmpty)
+        _ = try await world.run { try await client.compose("one link") }
+        try await world.waitForHost("one link")
+    }
+
+    @Test func aResetWhileTheLinkOpensLeavesItIdle() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let problems = await ProblemLog.collecting(from: client)
+        let opening = Task { try await client.connect() }
+        try await world.time.until { await client.linkState == .connecting }
+        await client.reset()
+        let outcome = try await world.run { () -> Bool in (try? await opening.value) != nil }
+        #expect(!outcome)
+        try await world.advance(.seconds(1))
+        #expect(await client.linkState == .idle)
+        #expect(await problems.texts.isEmpty)
+        #expect(await !world.radio.isConnected(world.id))
+    }
+
     @Test func bridgeErrorsAreReportedWithoutDisconnecting() async throws {
         let world = await TybeWorld()
         let client = world.client

@@ -305,6 +305,8 @@ public actor FlockFinderClient {
         self.link = link
         do {
             try await link.connect()
+            // A disconnect() or another connect(to:) meanwhile owns the state now.
+            guard self.link === link else { return }
             lastError = nil
             connectedDevice = discoveredDevices.first { $0.id == peripheral }
                 ?? FlockFinderDevice(id: peripheral, name: nil, rssi: 0, advertisesService: true)

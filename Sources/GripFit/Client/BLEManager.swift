@@ -173,16 +173,22 @@ public actor BLEManager: BLEManagerProtocol {
         do {
             try await link.connect()
         } catch {
+            // A disconnect() (or another connect) meanwhile owns the state now.
+            guard self.link === link else { return }
             stopLinkTasks()
             hub.setState(.error(map(error)))
             return
         }
         let connection = link.connection
-        guard await connection.discoveredCharacteristics.first(where: { $0.path == GripFitBLEConstants.writeCharacteristic })?.properties.contains(.write) == true else {
+        let writable = await connection.discoveredCharacteristics
+            .first(where: { $0.path == GripFitBLEConstants.writeCharacteristic })?.properties.contains(.write) == true
+        guard self.link === link else { return }
+        guard writable else {
             logger.error("The RX characteristic does not take writes with response")
-            await connection.disconnect()
             stopLinkTasks()
+            self.link = nil
             hub.setState(.error(.deviceNotRecognized))
+            await connection.disconnect()
             return
         }
         linkUp()

@@ -77,6 +77,10 @@ public actor TybeClient {
     private var linkGeneration = 0
     /// The last link whose end was handled (``linkEnded(_:)``, ``reset()``, ``dropLink(_:)``).
     private var endedGeneration = 0
+    /// The attempt under way to open a link, which every `connect()` meanwhile awaits.
+    private var opening: Task<Void, any Error>?
+    /// Counts ``reset()`` calls, so an attempt a reset overtook does not set the link's state.
+    private var resets = 0
     private var nextSeq: UInt8 = 0
     private var broadcaster = Broadcaster<TybeClientEvent>(bufferSize: 4096)
     /// Compose frames waiting for their status (armed before each write).
@@ -157,9 +161,19 @@ public actor TybeClient {
 
     // MARK: Link
 
-    /// Opens the link without sending a frame (the Connect button).
+    /// Opens the link without sending a frame (the Connect button). Calls made while a link
+    /// is being opened (keys typed during a reconnection) share that attempt.
     public func connect() async throws {
+        if let opening { return try await opening.value }
+        let attempt = Task { try await self.openLink() }
+        opening = attempt
+        defer { if opening == attempt { opening = nil } }
+        try await attempt.value
+    }
+
+    private func openLink() async throws {
         if let connection, await connection.isConnected { return }
+        let resetsAtStart = resets
         // An earlier link's watchdog must not judge this one.
         liveness.stop()
         setLink(.connecting)
@@ -172,8 +186,8 @@ public actor TybeClient {
             }
             if let previous = link {
                 previous.stopListening()
-                // The link this one replaces is down; if its end was not handled yet (its
-                // stream ended as this connect began), what waited on it ends now.
+                // The link this one replaces is down (one attempt at a time, and it is not
+                // connected); if its end was not handled yet, what waited on it ends now.
                 linkEnded(linkGeneration)
             }
             linkGeneration += 1
@@ -187,6 +201,12 @@ public actor TybeClient {
                 streamEnded: { [weak self] _ in await self?.linkEnded(generation) })
             self.link = link
             try await link.connect()
+            guard resets == resetsAtStart else {
+                // Reset while the link was being opened: the user asked for no link.
+                if self.link === link { self.link = nil }
+                await link.close()
+                throw TybeClientError.linkFailed("the link was reset while it was being opened")
+            }
             // A new connection resets the bridge's duplicate filter; seq keeps counting anyway.
             setLink(.connected)
             // A new link starts the keyboard window afresh (the bridge may have restarted).
@@ -194,14 +214,18 @@ public actor TybeClient {
             keyCeiling = window
             startWatchdog()
         } catch {
-            setLink(.failed)
-            emit(.problem(describe(error)))
+            // After a reset the state is the reset's (idle), not this attempt's.
+            if resets == resetsAtStart {
+                setLink(.failed)
+                emit(.problem(describe(error)))
+            }
             throw error is TybeClientError ? error : TybeClientError.linkFailed(describe(error))
         }
     }
 
     /// Drops the persistent connection (the Reset button).
     public func reset() async {
+        resets += 1
         setLink(.idle)
         liveness.stop()
         link?.stopListening()

@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.70.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
         // `swift package generate-documentation` (scripts/docs); a plugin, not linked into anything.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -175,6 +176,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // SHA-256 for hashtag channel secrets (CryptoKit underneath on Apple platforms).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // MeshCore's emulator: a companion radio and the mesh around it (BLE, TCP, serial and pty hosts).

@@ -18,8 +18,9 @@ import TetherSimulator
 public final class CompanionRadio {
     /// The node's 32-byte public key.
     public nonisolated let publicKey: Data
-    /// The limits and reported values.
-    public let configuration: Configuration
+    /// The limits and reported values; the settings commands (TX power, position, radio
+    /// parameters) change it, and it outlives APP_START as the firmware's saved preferences do.
+    public private(set) var configuration: Configuration
     /// The advertised name (SET_ADVERT_NAME changes it).
     public private(set) var name: String
     /// Hop distance from the mesh's core (see ``MeshNetwork``).
@@ -311,14 +312,47 @@ public final class CompanionRadio {
             }
             contacts.remove(at: position)
             reply(.ok(value: nil))
-        case .reboot, .hasConnection, .other:
+        case .setChannel(let channel):
+            guard channel.index < configuration.maxChannels else { return reply(.error(.notFound)) }
+            // An empty name and a zero secret clear the slot.
+            let clears = channel.name.isEmpty && channel.secret.allSatisfy { $0 == 0 }
+            channels[Int(channel.index)] = clears ? nil : channel
+            reply(.ok(value: nil))
+        case .addUpdateContact(var contact):
+            if contact.lastModified == 0 { contact.lastModified = clockEpoch }
+            reply(addContact(contact) ? .ok(value: nil) : .error(.tableFull))
+        case .resetPath(let key):
+            guard let index = contacts.firstIndex(where: { $0.publicKey == key }) else { return reply(.error(.notFound)) }
+            contacts[index].outPath = nil
+            contacts[index].lastModified = clockEpoch
+            reply(.ok(value: nil))
+        case .getContactByKey(let key):
+            guard let contact = contacts.first(where: { $0.publicKey == key }) else { return reply(.error(.notFound)) }
+            reply(.contact(contact))
+        case .setRadioTxPower(let dBm):
+            guard dBm >= -9, Int(dBm) <= Int(configuration.maxTxPower) else { return reply(.error(.illegalArgument)) }
+            configuration.txPower = dBm
+            reply(.ok(value: nil))
+        case .setAdvertLatLon(let latitude, let longitude):
+            guard abs(latitude) <= 90, abs(longitude) <= 180 else { return reply(.error(.illegalArgument)) }
+            configuration.latitude = latitude
+            configuration.longitude = longitude
+            reply(.ok(value: nil))
+        case .setRadioParams(let radio):
+            guard radio.isValid, !radio.repeats else { return reply(.error(.illegalArgument)) }
+            configuration.radioFrequency = Double(radio.frequencyKilohertz) / 1000
+            configuration.radioBandwidth = Double(radio.bandwidthHertz) / 1000
+            configuration.spreadingFactor = radio.spreadingFactor
+            configuration.codingRate = radio.codingRate
+            reply(.ok(value: nil))
+        case .shareContact, .reboot, .hasConnection, .other:
             reply(.error(.unsupportedCommand))
         }
     }
 
     private var selfInfo: SelfInfo {
         SelfInfo(
-            advertType: .chat, txPower: configuration.txPower, maxTxPower: configuration.txPower,
+            advertType: .chat, txPower: configuration.txPower, maxTxPower: configuration.maxTxPower,
             publicKey: publicKey, latitude: configuration.latitude, longitude: configuration.longitude,
             manualAddContacts: manualAddContacts, radioFrequency: configuration.radioFrequency,
             radioBandwidth: configuration.radioBandwidth, spreadingFactor: configuration.spreadingFactor,

@@ -29,8 +29,10 @@ extension CompanionRadio {
         public var batteryMillivolts: UInt16
         /// The total storage BATT_AND_STORAGE reports.
         public var totalStorageKilobytes: UInt32
-        /// The transmit power SELF_INFO reports, in dBm.
-        public var txPower: UInt8
+        /// The transmit power in dBm (SELF_INFO reports it; SET_RADIO_TX_POWER changes it).
+        public var txPower: Int8
+        /// The highest transmit power the board allows, in dBm.
+        public var maxTxPower: UInt8
         /// The radio frequency in MHz.
         public var radioFrequency: Double
         /// The radio bandwidth in kHz.
@@ -58,7 +60,8 @@ extension CompanionRadio {
             manufacturer: String = "Tether Emulated Companion",
             batteryMillivolts: UInt16 = 4_012,
             totalStorageKilobytes: UInt32 = 1_024,
-            txPower: UInt8 = 22,
+            txPower: Int8 = 22,
+            maxTxPower: UInt8 = 22,
             radioFrequency: Double = 869.618,
             radioBandwidth: Double = 62.5,
             spreadingFactor: UInt8 = 8,
@@ -79,6 +82,7 @@ extension CompanionRadio {
             self.batteryMillivolts = batteryMillivolts
             self.totalStorageKilobytes = totalStorageKilobytes
             self.txPower = txPower
+            self.maxTxPower = maxTxPower
             self.radioFrequency = radioFrequency
             self.radioBandwidth = radioBandwidth
             self.spreadingFactor = spreadingFactor

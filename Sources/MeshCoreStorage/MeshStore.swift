@@ -53,7 +53,11 @@ public final class MeshStore: MeshMessageStore {
         }
         // v2: `storedAt` in Unix seconds (REAL), the encoding every store shares
         // (`StoredRecord`); v1 wrote GRDB's date text. The table is rebuilt as SQLite recommends.
+        // Contacts keep their path's hop hash size (1 for the paths v1 kept).
         migrator.registerMigration("meshcore.v2") { db in
+            try db.alter(table: "meshContact") { t in
+                t.add(column: "outPathHashSize", .integer).notNull().defaults(to: 1)
+            }
             try createMessageTable(db, named: "meshMessage_v2", storedAtType: .double)
             let kept = "id, dedupKey, direction, kind, peer, channelIndex, senderName, text, timestamp, pathLength, snr, status, ack, roundTrip"
             try db.execute(sql: """
@@ -216,6 +220,7 @@ private struct ContactRow: Codable, StoredRecord, PersistableRecord {
     var type: Int
     var flags: Int
     var outPath: Data?
+    var outPathHashSize: Int
     var lastAdvert: Int64
     var latitude: Double
     var longitude: Double
@@ -227,6 +232,7 @@ private struct ContactRow: Codable, StoredRecord, PersistableRecord {
         type = Int(contact.type.rawValue)
         flags = Int(contact.flags)
         outPath = contact.outPath
+        outPathHashSize = contact.outPathHashSize
         lastAdvert = Int64(contact.lastAdvert)
         latitude = contact.latitude
         longitude = contact.longitude
@@ -236,7 +242,7 @@ private struct ContactRow: Codable, StoredRecord, PersistableRecord {
     var contact: MeshContact {
         MeshContact(
             publicKey: Data(hexString: publicKey) ?? Data(), type: MeshContactType(rawValue: UInt8(clamping: type)),
-            flags: UInt8(clamping: flags), outPath: outPath, name: name, lastAdvert: UInt32(clamping: lastAdvert),
+            flags: UInt8(clamping: flags), outPath: outPath, outPathHashSize: outPathHashSize, name: name, lastAdvert: UInt32(clamping: lastAdvert),
             latitude: latitude, longitude: longitude, lastModified: UInt32(clamping: lastModified))
     }
 }

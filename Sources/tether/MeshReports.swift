@@ -61,7 +61,7 @@ struct MeshContactRow: Encodable {
         name = contact.name
         contactType = "\(contact.type)"
         publicKey = contact.publicKey.hexString
-        path = contact.outPath.map { $0.isEmpty ? "direct" : "\($0.count) hop(s)" } ?? "flood"
+        path = contact.outPathHopCount.map { $0 == 0 ? "direct" : "\($0) hop(s)" } ?? "flood"
         lastAdvert = Timestamp.string(unixSeconds: contact.lastAdvert)
     }
 

@@ -46,7 +46,8 @@ import Testing
         (.reboot, "13 72 65 62 6F 6F 74"),
         (.hasConnection(publicKey: S.otherKey), "1C " + S.otherKeyHex),
         (.other(code: 0x38, payload: Data()), "38"),
-        (.other(code: 0x0D, payload: S.key), "0D " + S.keyHex),
+        (.resetPath(publicKey: S.key), "0D " + S.keyHex),
+        (.other(code: 0x11, payload: S.key), "11 " + S.keyHex),
     ]
 
     @Test func everyCommandEncodesToItsExactBytes() throws {
@@ -148,7 +149,7 @@ import Testing
         #expect(try MeshCoreCommand(decoding: S.hex("13 72 65 62 6F 6F 74 21")) == .reboot)
         // Codes without a dedicated case stay raw.
         #expect(try MeshCoreCommand(decoding: S.hex("FE 01 02")) == .other(code: 0xFE, payload: S.hex("01 02")))
-        #expect(try MeshCoreCommand(decoding: S.hex("09 01")) == .other(code: 0x09, payload: S.hex("01")))
+        #expect(try MeshCoreCommand(decoding: S.hex("11 01")) == .other(code: 0x11, payload: S.hex("01")))
     }
 
     @Test func decodingRejectsShortFrames() {

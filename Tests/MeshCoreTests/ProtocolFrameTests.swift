@@ -99,12 +99,35 @@ import Testing
         }
     }
 
-    @Test func contactWithImpossiblePathLengthIsMalformed() {
+    /// Hash size code 3 (4-byte hashes) does not exist; 0x7F would be 63 hops × 2 bytes.
+    @Test(arguments: [UInt8(0xC1), 0xC0, 0x7F, 0xA2])
+    func contactWithImpossiblePathLengthIsMalformed(_ encoded: UInt8) {
         var bytes = S.hex("03 " + ProtocolFrameSamples.aliceBodyHex)
-        bytes[35] = 65
-        #expect(throws: MeshCoreDecodeError.malformed(code: 3, reason: "out_path_len 65 exceeds 64")) {
+        bytes[35] = encoded
+        let reason = "out_path_len 0x\(String(encoded, radix: 16)) is not a path of at most 64 bytes"
+        #expect(throws: MeshCoreDecodeError.malformed(code: 3, reason: reason)) {
             try MeshCoreFrame(decoding: bytes)
         }
+    }
+
+    /// The length byte packs the hop count (bits 0–5) and the hash size − 1 (bits 6–7).
+    @Test(arguments: [(UInt8(0x05), 5, 1), (0x45, 5, 2), (0x8A, 10, 3), (0x00, 0, 1), (0x60, 32, 2)])
+    func contactPathsWithWiderHopHashes(_ encoded: UInt8, hops: Int, hashSize: Int) throws {
+        var bytes = S.hex("03 " + ProtocolFrameSamples.aliceBodyHex)
+        bytes[35] = encoded
+        for offset in 0..<64 { bytes[36 + offset] = UInt8(offset + 1) }
+        guard case .contact(let contact) = try MeshCoreFrame(decoding: bytes) else {
+            Issue.record("not a contact")
+            return
+        }
+        #expect(contact.outPathHashSize == hashSize)
+        #expect(contact.outPathHopCount == hops)
+        #expect(contact.outPath == Data((0..<(hops * hashSize)).map { UInt8($0 + 1) }))
+        // Encoded back: the same length byte, the same path bytes, the rest of the field zero.
+        let again = MeshCoreFrame.contact(contact).encoded()
+        #expect(again[35] == encoded)
+        #expect(again[36..<(36 + hops * hashSize)] == bytes[36..<(36 + hops * hashSize)])
+        #expect(again[(36 + hops * hashSize)..<100].allSatisfy { $0 == 0 })
     }
 
     @Test func contactNameFillingTheWholeFieldAndGarbageAfterTheNul() throws {
@@ -142,6 +165,29 @@ import Testing
         #expect(info.publicKey == S.key)
     }
 
+    /// TX power is a signed byte: boards reach below 0 dBm (down to −9).
+    @Test func selfInfoTxPowerBelowZero() throws {
+        var bytes = sample("SELF_INFO").bytes
+        bytes[1 + 1] = 0xF7
+        guard case .selfInfo(let info) = try MeshCoreFrame(decoding: bytes) else {
+            Issue.record("not self info")
+            return
+        }
+        #expect(info.txPower == -9)
+        #expect(MeshCoreFrame.selfInfo(info).encoded() == bytes)
+    }
+
+    /// 0xFF in a received message means it came by a direct route; otherwise the hops it was
+    /// flooded over are in bits 0–5.
+    @Test func receivedMessagesSayHowTheyCame() {
+        let direct = ContactMessage(senderPrefix: Data(count: 6), pathLength: 0xFF, timestamp: 1, text: "d")
+        #expect(direct.cameDirect)
+        #expect(direct.hopCount == nil)
+        let flooded = ChannelMessage(channelIndex: 0, pathLength: 0x43, timestamp: 1, text: "A: f")
+        #expect(!flooded.cameDirect)
+        #expect(flooded.hopCount == 3)
+    }
+
     @Test func sentFields() throws {
         let frame = try MeshCoreFrame(decoding: S.hex("06 00 01 02 03 04 10 27 00 00"))
         #expect(frame == .sent(SentResult(isFlood: false, expectedAck: 0x0403_0201, suggestedTimeout: 10_000)))
@@ -153,7 +199,7 @@ import Testing
             Issue.record("not a contact message")
             return
         }
-        #expect(signed.signature == S.hex("0A 0B 0C 0D"))
+        #expect(signed.authorPrefix == S.hex("0A 0B 0C 0D"))
         #expect(signed.text == "signed")
         #expect(signed.snr == -2.5)
         #expect(signed.isV3)
@@ -164,7 +210,7 @@ import Testing
             return
         }
         #expect(legacy.snr == nil)
-        #expect(legacy.signature == nil)
+        #expect(legacy.authorPrefix == nil)
         #expect(!legacy.isV3)
         #expect(legacy.textType == .cliData)
 
@@ -271,11 +317,13 @@ import Testing
     }
 
     @Test func everyCodeEnumMatchesTheSpec() {
-        #expect(MeshCoreCommandCode.allCases.count == 47)
+        // The firmware's assigned codes: commands 1–43, 50–52, 54–66; responses 0–29.
+        #expect(MeshCoreCommandCode.allCases.count == 59)
+        #expect(Set(MeshCoreCommandCode.allCases.map(\.rawValue)) == Set(Array(1...43) + [50, 51, 52] + Array(54...66)))
         #expect(MeshCoreCommandCode.getStats.rawValue == 56)
         #expect(MeshCoreCommandCode.sendBinaryRequest.rawValue == 50)
         #expect(MeshCoreCommandCode.getTuningParams.rawValue == 43)
-        #expect(MeshCoreResponseCode.allCases.count == 20)
+        #expect(MeshCoreResponseCode.allCases.map(\.rawValue) == Array(0...29))
         #expect(MeshCoreResponseCode.stats.rawValue == 24)
         #expect(MeshCoreResponseCode.channelInfo.rawValue == 18)
         #expect(MeshCorePushCode.allCases.count == 17)
@@ -294,7 +342,8 @@ import Testing
             return
         }
         #expect(back.publicKey == Data([1, 2, 3]) + Data(count: 29))
-        #expect(back.outPath == Data(repeating: 7, count: 64))
+        // 63 hops at most: the count has six bits.
+        #expect(back.outPath == Data(repeating: 7, count: 63))
         #expect(back.name == String(repeating: "é", count: 16))
     }
 

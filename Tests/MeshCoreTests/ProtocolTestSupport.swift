@@ -135,7 +135,7 @@ enum ProtocolFrameSamples {
             .contactMessage(ContactMessage(
                 senderPrefix: Data([0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]), pathLength: 2,
                 textType: .signedPlain, timestamp: 1_704_067_200,
-                signature: Data([0x0A, 0x0B, 0x0C, 0x0D]), text: "signed", snr: -2.5, isV3: true)),
+                authorPrefix: Data([0x0A, 0x0B, 0x0C, 0x0D]), text: "signed", snr: -2.5, isV3: true)),
             decodablePrefixes: Set(20...25)),
         .init(
             "CONTACT_MSG_RECV legacy", "07 A1 A2 A3 A4 A5 A6 01 01 80 00 92 65 68 69",
@@ -149,7 +149,7 @@ enum ProtocolFrameSamples {
             .contactMessage(ContactMessage(
                 senderPrefix: Data([0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]), pathLength: 0,
                 textType: .signedPlain, timestamp: 1_704_067_200,
-                signature: Data([0x0A, 0x0B, 0x0C, 0x0D]), text: "signed", isV3: false)),
+                authorPrefix: Data([0x0A, 0x0B, 0x0C, 0x0D]), text: "signed", isV3: false)),
             decodablePrefixes: Set(17...22)),
         .init(
             "CHANNEL_MSG_RECV_V3", "11 14 00 00 00 03 00 80 00 92 65 42 6F 62 3A 20 68 65 6C 6C 6F",

@@ -30,4 +30,15 @@ import Testing
         // Incoming after the mark: bob's and the two channel messages (not what we sent).
         #expect(try await store.incomingMessageCount(after: mark) == 3)
     }
+
+    @Test func contactsKeepTheirPathsHopHashSize() async throws {
+        let store = try MeshStore.inMemory()
+        let wide = MeshContact(publicKey: Data(repeating: 0xAB, count: 32), type: .repeater,
+                               outPath: Data([1, 2, 3, 4, 5, 6]), outPathHashSize: 3, name: "Wide")
+        try await store.saveContacts([wide])
+        let back = try #require(try await store.contacts().first)
+        #expect(back.outPathHashSize == 3)
+        #expect(back.outPathHopCount == 2)
+        #expect(back == wide)
+    }
 }

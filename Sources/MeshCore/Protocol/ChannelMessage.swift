@@ -5,10 +5,10 @@ import Foundation
 /// V3: `11`, snr×4 (i8), 0, 0, channel index, path_len, txt_type, timestamp u32, text.
 /// Legacy: `08` and the same fields from the channel index on. The text reads
 /// "SenderName: message".
-public struct ChannelMessage: Sendable, Hashable, Codable {
+public struct ChannelMessage: ReceivedMeshMessage, Sendable, Hashable, Codable {
     /// The channel slot.
     public var channelIndex: UInt8
-    /// The number of hops the message took; 0xFF when it came directly.
+    /// How the message came, as the radio encodes it (``ReceivedMeshMessage/hopCount``).
     public var pathLength: UInt8
     /// The text type.
     public var textType: MeshTextType

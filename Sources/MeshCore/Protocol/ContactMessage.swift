@@ -3,19 +3,20 @@ import Foundation
 /// A received direct message: `CONTACT_MSG_RECV` (legacy) or `CONTACT_MSG_RECV_V3`.
 ///
 /// V3: `10`, snr×4 (i8), 0, 0, sender prefix 6, path_len, txt_type, timestamp u32,
-/// [signature 4 if txt_type is 2], text. Legacy: `07` and the same fields from the sender
+/// [author prefix 4 if txt_type is 2], text. Legacy: `07` and the same fields from the sender
 /// prefix on.
-public struct ContactMessage: Sendable, Hashable, Codable {
+public struct ContactMessage: ReceivedMeshMessage, Sendable, Hashable, Codable {
     /// The first 6 bytes of the sender's public key.
     public var senderPrefix: Data
-    /// The number of hops the message took; 0xFF when it came directly.
+    /// How the message came, as the radio encodes it (``ReceivedMeshMessage/hopCount``).
     public var pathLength: UInt8
     /// The text type.
     public var textType: MeshTextType
     /// When the sender sent it (seconds since 1970, the sender's clock).
     public var timestamp: UInt32
-    /// The 4-byte signer prefix; present only for ``MeshTextType/signedPlain``.
-    public var signature: Data?
+    /// The first 4 bytes of the original author's public key: a room server relays others'
+    /// posts as ``MeshTextType/signedPlain``, the sender being the server. Present only then.
+    public var authorPrefix: Data?
     /// The message text.
     public var text: String
     /// The signal-to-noise ratio in dB (V3 only, in steps of 0.25).
@@ -29,7 +30,7 @@ public struct ContactMessage: Sendable, Hashable, Codable {
         pathLength: UInt8,
         textType: MeshTextType = .plain,
         timestamp: UInt32,
-        signature: Data? = nil,
+        authorPrefix: Data? = nil,
         text: String,
         snr: Double? = nil,
         isV3: Bool = true
@@ -38,7 +39,7 @@ public struct ContactMessage: Sendable, Hashable, Codable {
         self.pathLength = pathLength
         self.textType = textType
         self.timestamp = timestamp
-        self.signature = signature
+        self.authorPrefix = authorPrefix
         self.text = text
         self.snr = snr
         self.isV3 = isV3
@@ -62,11 +63,11 @@ public struct ContactMessage: Sendable, Hashable, Codable {
         let pathLength = try reader.u8()
         let textType = MeshTextType(rawValue: try reader.u8())
         let timestamp = try reader.u32()
-        let signature: Data? = if textType == .signedPlain { try reader.bytes(4) } else { nil }
+        let authorPrefix: Data? = if textType == .signedPlain { try reader.bytes(4) } else { nil }
         let text = reader.restString()
         return ContactMessage(
             senderPrefix: senderPrefix, pathLength: pathLength, textType: textType,
-            timestamp: timestamp, signature: signature, text: text, snr: snr, isV3: isV3)
+            timestamp: timestamp, authorPrefix: authorPrefix, text: text, snr: snr, isV3: isV3)
     }
 
     func encode(into writer: inout ByteWriter) {
@@ -80,8 +81,23 @@ public struct ContactMessage: Sendable, Hashable, Codable {
         writer.u8(textType.rawValue)
         writer.u32(timestamp)
         if textType == .signedPlain {
-            writer.bytes(signature ?? Data(), fixed: 4)
+            writer.bytes(authorPrefix ?? Data(), fixed: 4)
         }
         writer.string(text)
     }
+}
+
+/// A message the radio received over the mesh, with the route it came by.
+public protocol ReceivedMeshMessage {
+    /// How the message came, as the radio encodes it: 0xFF by a direct route, otherwise
+    /// flooded over ``hopCount`` hops (bits 0–5; bits 6–7 are the path's hash size − 1).
+    var pathLength: UInt8 { get }
+}
+
+extension ReceivedMeshMessage {
+    /// Whether it came by a direct route (not flooded).
+    public var cameDirect: Bool { pathLength == MeshContact.floodPathLength }
+
+    /// The hops a flooded message took (nil when it came direct).
+    public var hopCount: Int? { cameDirect ? nil : Int(pathLength & 0x3F) }
 }

@@ -3,8 +3,8 @@ import Foundation
 /// A contact as the radio stores it: the body of `CONTACT` and `NEW_ADVERT` frames.
 ///
 /// On the wire (147 bytes after the code byte): public key 32, type, flags, out_path_len
-/// (0xFF = unknown, flood), out_path 64, name 32 (NUL-padded), last_advert u32, lat i32 ×1e6,
-/// lon i32 ×1e6, lastmod u32.
+/// (0xFF = unknown, flood; otherwise bits 0–5 the hop count and bits 6–7 the hash size − 1),
+/// out_path 64, name 32 (NUL-padded), last_advert u32, lat i32 ×1e6, lon i32 ×1e6, lastmod u32.
 public struct MeshContact: Sendable, Hashable, Codable {
     /// The length of the body on the wire, without the code byte.
     static let bodySize = 147
@@ -16,6 +16,8 @@ public struct MeshContact: Sendable, Hashable, Codable {
     static let nameSize = 32
     /// The out_path_len value meaning "no known path, flood".
     static let floodPathLength: UInt8 = 0xFF
+    /// The widest hop hash a path encodes.
+    static let maximumHashSize = 3
 
     /// The contact's 32-byte public key.
     public var publicKey: Data
@@ -23,9 +25,12 @@ public struct MeshContact: Sendable, Hashable, Codable {
     public var type: MeshContactType
     /// Contact flags (bit 0: favourite).
     public var flags: UInt8
-    /// The route to the contact, one byte per hop, or `nil` when unknown (messages flood).
-    /// At most 64 bytes are encoded.
+    /// The route to the contact, ``outPathHashSize`` bytes per hop, or `nil` when unknown
+    /// (messages flood). At most 64 bytes (and 63 hops) are encoded.
     public var outPath: Data?
+    /// The bytes of each hop's hash in ``outPath``: 1, 2 or 3 (repeaters choose with
+    /// `SET_PATH_HASH_MODE`).
+    public var outPathHashSize: Int
     /// The advertised name; at most 32 UTF-8 bytes are encoded.
     public var name: String
     /// The timestamp of the contact's last advert (seconds since 1970, the sender's clock).
@@ -37,6 +42,9 @@ public struct MeshContact: Sendable, Hashable, Codable {
     /// When the radio last changed this contact (seconds since 1970, the radio's clock).
     public var lastModified: UInt32
 
+    /// The hops of ``outPath`` (nil when the contact is reached by flooding).
+    public var outPathHopCount: Int? { outPath.map { $0.count / outPathHashSize } }
+
     /// The first 6 bytes of the public key, which address direct messages.
     public var publicKeyPrefix: Data { Data(publicKey.prefix(6)) }
 
@@ -46,6 +54,7 @@ public struct MeshContact: Sendable, Hashable, Codable {
         type: MeshContactType,
         flags: UInt8 = 0,
         outPath: Data? = nil,
+        outPathHashSize: Int = 1,
         name: String,
         lastAdvert: UInt32 = 0,
         latitude: Double = 0,
@@ -56,11 +65,32 @@ public struct MeshContact: Sendable, Hashable, Codable {
         self.type = type
         self.flags = flags
         self.outPath = outPath
+        self.outPathHashSize = min(max(outPathHashSize, 1), Self.maximumHashSize)
         self.name = name
         self.lastAdvert = lastAdvert
         self.latitude = latitude
         self.longitude = longitude
         self.lastModified = lastModified
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case publicKey, type, flags, outPath, outPathHashSize, name, lastAdvert, latitude, longitude, lastModified
+    }
+
+    /// Decodes a contact; `outPathHashSize` may be missing (encoded before it existed: 1).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            publicKey: try container.decode(Data.self, forKey: .publicKey),
+            type: try container.decode(MeshContactType.self, forKey: .type),
+            flags: try container.decode(UInt8.self, forKey: .flags),
+            outPath: try container.decodeIfPresent(Data.self, forKey: .outPath),
+            outPathHashSize: try container.decodeIfPresent(Int.self, forKey: .outPathHashSize) ?? 1,
+            name: try container.decode(String.self, forKey: .name),
+            lastAdvert: try container.decode(UInt32.self, forKey: .lastAdvert),
+            latitude: try container.decode(Double.self, forKey: .latitude),
+            longitude: try container.decode(Double.self, forKey: .longitude),
+            lastModified: try container.decode(UInt32.self, forKey: .lastModified))
     }
 
     /// Reads a contact body from `reader`.
@@ -69,16 +99,21 @@ public struct MeshContact: Sendable, Hashable, Codable {
         let publicKey = try reader.bytes(publicKeySize)
         let type = MeshContactType(rawValue: try reader.u8())
         let flags = try reader.u8()
-        let pathLength = try reader.u8()
+        let encodedLength = try reader.u8()
         let pathField = try reader.bytes(outPathCapacity)
         let outPath: Data?
-        if pathLength == floodPathLength {
+        var hashSize = 1
+        if encodedLength == floodPathLength {
             outPath = nil
-        } else if Int(pathLength) <= outPathCapacity {
-            outPath = Data(pathField.prefix(Int(pathLength)))
         } else {
-            throw .malformed(
-                code: reader.code, reason: "out_path_len \(pathLength) exceeds \(outPathCapacity)")
+            hashSize = Int(encodedLength >> 6) + 1
+            let length = Int(encodedLength & 0x3F) * hashSize
+            guard hashSize <= maximumHashSize, length <= outPathCapacity else {
+                throw .malformed(
+                    code: reader.code,
+                    reason: "out_path_len 0x\(String(encodedLength, radix: 16)) is not a path of at most \(outPathCapacity) bytes")
+            }
+            outPath = Data(pathField.prefix(length))
         }
         let name = try reader.string(fixed: nameSize)
         let lastAdvert = try reader.u32()
@@ -86,9 +121,23 @@ public struct MeshContact: Sendable, Hashable, Codable {
         let longitude = Double(try reader.i32()) / 1e6
         let lastModified = try reader.u32()
         return MeshContact(
-            publicKey: publicKey, type: type, flags: flags, outPath: outPath, name: name,
+            publicKey: publicKey, type: type, flags: flags, outPath: outPath, outPathHashSize: hashSize, name: name,
             lastAdvert: lastAdvert, latitude: latitude, longitude: longitude,
             lastModified: lastModified)
+    }
+
+    /// Reads the body of `ADD_UPDATE_CONTACT` the way the firmware does: everything up to the
+    /// last advert time is needed; the position only when both coordinates are there, the
+    /// modification time only when it is (0 otherwise: the radio then stamps its own).
+    static func decodeCommandBody(from reader: inout ByteReader) throws(MeshCoreDecodeError) -> MeshContact {
+        let throughLastAdvert = publicKeySize + 3 + outPathCapacity + nameSize + 4
+        try reader.require(throughLastAdvert)
+        let given = reader.rest()
+        // Fields the frame does not carry whole read as zero.
+        let kept = given.count >= bodySize ? bodySize : given.count >= bodySize - 4 ? bodySize - 4 : throughLastAdvert
+        let body = Data(given.prefix(kept)) + Data(count: bodySize - kept)
+        var full = ByteReader(body, code: reader.code, offset: 0)
+        return try decodeBody(from: &full)
     }
 
     /// Writes the 147-byte body. Fields are cut or zero-padded to their wire widths.
@@ -97,9 +146,10 @@ public struct MeshContact: Sendable, Hashable, Codable {
         writer.u8(type.rawValue)
         writer.u8(flags)
         if let outPath {
-            let path = outPath.prefix(Self.outPathCapacity)
-            writer.u8(UInt8(path.count))
-            writer.bytes(Data(path), fixed: Self.outPathCapacity)
+            // Whole hops only, as many as the field (64 bytes) and the count (6 bits) hold.
+            let hops = min(outPath.count / outPathHashSize, Self.outPathCapacity / outPathHashSize, 63)
+            writer.u8(UInt8(outPathHashSize - 1) << 6 | UInt8(hops))
+            writer.bytes(Data(outPath.prefix(hops * outPathHashSize)), fixed: Self.outPathCapacity)
         } else {
             writer.u8(Self.floodPathLength)
             writer.bytes(Data(), fixed: Self.outPathCapacity)

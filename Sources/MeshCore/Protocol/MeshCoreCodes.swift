@@ -86,8 +86,8 @@ public enum MeshCoreCommandCode: UInt8, Sendable, CaseIterable {
     case sendTelemetryRequest = 39
     /// `GET_CUSTOM_VARS`: reads custom variables.
     case getCustomVars = 40
-    /// `SET_CUSTOM_VARS`: sets a custom variable.
-    case setCustomVars = 41
+    /// `SET_CUSTOM_VAR`: sets one custom variable (`name:value`).
+    case setCustomVar = 41
     /// `GET_ADVERT_PATH`: reads the path of a contact's last advert.
     case getAdvertPath = 42
     /// `GET_TUNING_PARAMS`: reads radio timing parameters.
@@ -98,8 +98,32 @@ public enum MeshCoreCommandCode: UInt8, Sendable, CaseIterable {
     case factoryReset = 51
     /// `SEND_PATH_DISCOVERY_REQ`: discovers a path to a node.
     case sendPathDiscoveryRequest = 52
-    /// `GET_STATS`: reads radio statistics.
+    /// `SET_FLOOD_SCOPE_KEY`: sets the key that scopes this session's floods (not kept).
+    case setFloodScopeKey = 54
+    /// `SEND_CONTROL_DATA`: sends control data (node discovery) zero-hop.
+    case sendControlData = 55
+    /// `GET_STATS`: reads core, radio or packet statistics.
     case getStats = 56
+    /// `SEND_ANON_REQ`: sends an anonymous request (regions, owner, clock) to a node.
+    case sendAnonymousRequest = 57
+    /// `SET_AUTOADD_CONFIG`: sets which kinds of node are added automatically.
+    case setAutoAddConfig = 58
+    /// `GET_AUTOADD_CONFIG`: reads which kinds of node are added automatically.
+    case getAutoAddConfig = 59
+    /// `GET_ALLOWED_REPEAT_FREQ`: reads the frequency ranges the radio may repeat on.
+    case getAllowedRepeatFrequencies = 60
+    /// `SET_PATH_HASH_MODE`: sets the hash size of this node's path entries.
+    case setPathHashMode = 61
+    /// `SEND_CHANNEL_DATA`: sends a binary datagram on a channel.
+    case sendChannelData = 62
+    /// `SET_DEFAULT_FLOOD_SCOPE`: sets the flood scope kept across reboots.
+    case setDefaultFloodScope = 63
+    /// `GET_DEFAULT_FLOOD_SCOPE`: reads the flood scope kept across reboots.
+    case getDefaultFloodScope = 64
+    /// `SEND_RAW_PACKET`: sends a whole raw mesh packet.
+    case sendRawPacket = 65
+    /// `RUN_CLI_COMMAND` (protocol 14): runs a command of the radio's own CLI.
+    case runCLICommand = 66
 }
 
 /// The code byte of each response the radio sends in answer to a command.
@@ -142,8 +166,28 @@ public enum MeshCoreResponseCode: UInt8, Sendable, CaseIterable {
     case channelMessageReceivedV3 = 17
     /// `CHANNEL_INFO`: a channel's name and secret.
     case channelInfo = 18
-    /// `STATS`: radio statistics.
+    /// `SIGN_START`: signing started, with the largest amount of data it takes.
+    case signStart = 19
+    /// `SIGNATURE`: the signature of the data fed since `SIGN_START`.
+    case signature = 20
+    /// `CUSTOM_VARS`: the custom variables, `name:value` pairs separated by commas.
+    case customVars = 21
+    /// `ADVERT_PATH`: the path a contact's last advert came by.
+    case advertPath = 22
+    /// `TUNING_PARAMS`: radio timing parameters.
+    case tuningParams = 23
+    /// `STATS`: core, radio or packet statistics.
     case stats = 24
+    /// `AUTOADD_CONFIG`: which kinds of node are added automatically.
+    case autoAddConfig = 25
+    /// `ALLOWED_REPEAT_FREQ`: the frequency ranges the radio may repeat on.
+    case allowedRepeatFrequencies = 26
+    /// `CHANNEL_DATA_RECV`: a binary datagram received on a channel.
+    case channelDataReceived = 27
+    /// `DEFAULT_FLOOD_SCOPE`: the flood scope kept across reboots.
+    case defaultFloodScope = 28
+    /// `CLI_REPLY` (protocol 14): the output of a `RUN_CLI_COMMAND`.
+    case cliReply = 29
 }
 
 /// The code byte of each unsolicited push from the radio (all are `0x80` or above).

@@ -36,6 +36,24 @@ public enum MeshCoreCommand: Sendable, Hashable {
     case reboot
     /// `HAS_CONNECTION`: `1C` + the 32-byte public key.
     case hasConnection(publicKey: Data)
+    /// `SET_CHANNEL`: `20 idx name(32, NUL-padded, at most 31 bytes kept) secret(16)`. An
+    /// empty name with a zero secret clears the slot. Answered with `OK`.
+    case setChannel(ChannelInfo)
+    /// `ADD_UPDATE_CONTACT`: `09` + the 147-byte contact body. Answered with `OK`.
+    case addUpdateContact(MeshContact)
+    /// `RESET_PATH`: `0D` + the 32-byte public key: the contact is reached by flooding again.
+    case resetPath(publicKey: Data)
+    /// `GET_CONTACT_BY_KEY`: `1E` + the 32-byte public key. Answered with `CONTACT`.
+    case getContactByKey(publicKey: Data)
+    /// `SHARE_CONTACT`: `10` + the 32-byte public key: re-sends the contact's advert zero-hop.
+    case shareContact(publicKey: Data)
+    /// `SET_RADIO_TX_POWER`: `0C` + the power in dBm as a signed byte.
+    case setRadioTxPower(Int8)
+    /// `SET_ADVERT_LATLON`: `0E` + latitude and longitude as `Int32` degrees × 10⁶.
+    case setAdvertLatLon(latitude: Double, longitude: Double)
+    /// `SET_RADIO_PARAMS`: `0B` + frequency (kHz, `UInt32`), bandwidth (Hz, `UInt32`),
+    /// spreading factor, coding rate, and whether the radio repeats (protocol 9).
+    case setRadioParams(MeshRadioParameters)
     /// Any other command: the code byte and the bytes after it, raw.
     case other(code: UInt8, payload: Data)
 
@@ -96,6 +114,14 @@ public enum MeshCoreCommand: Sendable, Hashable {
         case .removeContact: MeshCoreCommandCode.removeContact.rawValue
         case .reboot: MeshCoreCommandCode.reboot.rawValue
         case .hasConnection: MeshCoreCommandCode.hasConnection.rawValue
+        case .setChannel: MeshCoreCommandCode.setChannel.rawValue
+        case .addUpdateContact: MeshCoreCommandCode.addUpdateContact.rawValue
+        case .resetPath: MeshCoreCommandCode.resetPath.rawValue
+        case .getContactByKey: MeshCoreCommandCode.getContactByKey.rawValue
+        case .shareContact: MeshCoreCommandCode.shareContact.rawValue
+        case .setRadioTxPower: MeshCoreCommandCode.setRadioTxPower.rawValue
+        case .setAdvertLatLon: MeshCoreCommandCode.setAdvertLatLon.rawValue
+        case .setRadioParams: MeshCoreCommandCode.setRadioParams.rawValue
         case .other(let code, _): code
         }
     }
@@ -135,9 +161,35 @@ public enum MeshCoreCommand: Sendable, Hashable {
             writer.bytes(MeshCoreText.utf8(name, maxBytes: Self.maximumAdvertNameBytes))
         case .getChannel(let index):
             writer.u8(index)
-        case .removeContact(let key), .hasConnection(let key):
+        case .removeContact(let key), .hasConnection(let key), .resetPath(let key), .getContactByKey(let key),
+             .shareContact(let key):
             try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
             writer.bytes(key)
+        case .setChannel(let channel):
+            guard channel.secret.count == MeshChannelSecret.size else {
+                throw .invalidArgument("a channel secret must be \(MeshChannelSecret.size) bytes, got \(channel.secret.count)")
+            }
+            writer.u8(channel.index)
+            // The radio keeps 31 bytes and a NUL.
+            writer.bytes(MeshCoreText.utf8(channel.name, maxBytes: ChannelInfo.nameSize - 1), fixed: ChannelInfo.nameSize)
+            writer.bytes(channel.secret)
+        case .addUpdateContact(let contact):
+            try Self.check(contact.publicKey, length: MeshContact.publicKeySize, name: "public key")
+            contact.encodeBody(into: &writer)
+        case .setRadioTxPower(let dBm):
+            writer.i8(dBm)
+        case .setAdvertLatLon(let latitude, let longitude):
+            guard abs(latitude) <= 90, abs(longitude) <= 180 else {
+                throw .invalidArgument("coordinates \(latitude), \(longitude) are not a position on Earth")
+            }
+            writer.i32(MeshCoreFixedPoint.int32(latitude, scale: 1e6))
+            writer.i32(MeshCoreFixedPoint.int32(longitude, scale: 1e6))
+        case .setRadioParams(let radio):
+            writer.u32(radio.frequencyKilohertz)
+            writer.u32(radio.bandwidthHertz)
+            writer.u8(radio.spreadingFactor)
+            writer.u8(radio.codingRate)
+            writer.bool(radio.repeats)
         case .reboot:
             writer.bytes(Self.rebootMagic)
         case .other(_, let payload):
@@ -216,6 +268,34 @@ public enum MeshCoreCommand: Sendable, Hashable {
             self = .removeContact(publicKey: try reader.bytes(MeshContact.publicKeySize))
         case .hasConnection:
             self = .hasConnection(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .resetPath:
+            self = .resetPath(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .getContactByKey:
+            self = .getContactByKey(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .shareContact:
+            self = .shareContact(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .setChannel:
+            // The firmware takes 16-byte secrets only: a frame long enough for 32 is refused.
+            guard frame.count < 1 + 1 + ChannelInfo.nameSize + 32 else {
+                throw .malformed(code: code, reason: "SET_CHANNEL with a 32-byte secret")
+            }
+            self = .setChannel(try ChannelInfo.decode(from: &reader))
+        case .addUpdateContact:
+            self = .addUpdateContact(try MeshContact.decodeCommandBody(from: &reader))
+        case .setRadioTxPower:
+            self = .setRadioTxPower(try reader.i8())
+        case .setAdvertLatLon:
+            try reader.require(8)
+            self = .setAdvertLatLon(latitude: Double(try reader.i32()) / 1e6, longitude: Double(try reader.i32()) / 1e6)
+        case .setRadioParams:
+            try reader.require(4 + 4 + 1 + 1)
+            let frequency = try reader.u32(), bandwidth = try reader.u32()
+            let spreadingFactor = try reader.u8(), codingRate = try reader.u8()
+            // Without the last byte the firmware turns repeating off.
+            let repeats = reader.isAtEnd ? false : try reader.u8() != 0
+            self = .setRadioParams(MeshRadioParameters(
+                frequencyKilohertz: frequency, bandwidthHertz: bandwidth, spreadingFactor: spreadingFactor,
+                codingRate: codingRate, repeats: repeats))
         case .reboot:
             let magic: Data =
                 if reader.remaining >= Self.rebootMagic.count {

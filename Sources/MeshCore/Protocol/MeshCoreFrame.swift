@@ -112,7 +112,8 @@ public enum MeshCoreFrame: Sendable, Hashable {
             return .channelInfo(try ChannelInfo.decode(from: &reader))
         case .disabled:
             return .disabled
-        case .exportContact, .privateKey, .stats:
+        case .exportContact, .privateKey, .stats, .signStart, .signature, .customVars, .advertPath, .tuningParams,
+             .autoAddConfig, .allowedRepeatFrequencies, .channelDataReceived, .defaultFloodScope, .cliReply:
             return .other(code: response.rawValue, payload: reader.rest())
         }
     }

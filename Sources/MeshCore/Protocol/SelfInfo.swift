@@ -7,8 +7,8 @@ public struct SelfInfo: Sendable, Hashable {
 
     /// The advert type this node announces (normally ``MeshContactType/chat``).
     public var advertType: MeshContactType
-    /// The transmit power in dBm.
-    public var txPower: UInt8
+    /// The transmit power in dBm (signed: some boards go below 0 dBm).
+    public var txPower: Int8
     /// The highest transmit power the hardware allows, in dBm.
     public var maxTxPower: UInt8
     /// The node's 32-byte public key.
@@ -39,7 +39,7 @@ public struct SelfInfo: Sendable, Hashable {
     /// Creates a self-info record.
     public init(
         advertType: MeshContactType = .chat,
-        txPower: UInt8 = 0,
+        txPower: Int8 = 0,
         maxTxPower: UInt8 = 0,
         publicKey: Data,
         latitude: Double = 0,
@@ -74,7 +74,7 @@ public struct SelfInfo: Sendable, Hashable {
     static func decode(from reader: inout ByteReader) throws(MeshCoreDecodeError) -> SelfInfo {
         try reader.require(fixedSize - 1)
         let advertType = MeshContactType(rawValue: try reader.u8())
-        let txPower = try reader.u8()
+        let txPower = try reader.i8()
         let maxTxPower = try reader.u8()
         let publicKey = try reader.bytes(MeshContact.publicKeySize)
         let latitude = Double(try reader.i32()) / 1e6
@@ -99,7 +99,7 @@ public struct SelfInfo: Sendable, Hashable {
 
     func encode(into writer: inout ByteWriter) {
         writer.u8(advertType.rawValue)
-        writer.u8(txPower)
+        writer.i8(txPower)
         writer.u8(maxTxPower)
         writer.bytes(publicKey, fixed: MeshContact.publicKeySize)
         writer.i32(MeshCoreFixedPoint.int32(latitude, scale: 1e6))

@@ -432,7 +432,7 @@ public actor MeshCoreSession {
 
     // MARK: Internals
 
-    private let expectingOK: @Sendable (MeshCoreFrame) -> ReplyMatch = { frame in
+    let expectingOK: @Sendable (MeshCoreFrame) -> ReplyMatch = { frame in
         if case .ok = frame { .complete } else { .notMine }
     }
 

@@ -1,0 +1,27 @@
+import Foundation
+
+extension MeshCoreSession {
+    /// Sets channel `index` to `name` with `secret` (16 bytes).
+    ///
+    /// - Throws: ``MeshCoreError/invalidCommand(_:)`` for a secret of another length;
+    ///   ``MeshCoreError/commandFailed(command:code:)`` with `notFound` for an index beyond the
+    ///   radio's channels.
+    public func setChannel(_ index: UInt8, name: String, secret: Data) async throws {
+        _ = try await execute(.setChannel(ChannelInfo(index: index, name: name, secret: secret)), expectingOK)
+    }
+
+    /// Sets channel `index` to the `#hashtag` channel `name`, whose secret everyone derives
+    /// from the name (``MeshChannelSecret/hashtag(_:)``); returns the channel as set.
+    @discardableResult
+    public func setHashtagChannel(_ index: UInt8, name: String) async throws -> ChannelInfo {
+        let tagged = name.hasPrefix("#") ? name : "#" + name
+        let channel = ChannelInfo(index: index, name: tagged, secret: MeshChannelSecret.hashtag(tagged))
+        _ = try await execute(.setChannel(channel), expectingOK)
+        return channel
+    }
+
+    /// Clears channel `index` (an empty name and a zero secret, as the apps do).
+    public func removeChannel(_ index: UInt8) async throws {
+        try await setChannel(index, name: "", secret: Data(count: MeshChannelSecret.size))
+    }
+}

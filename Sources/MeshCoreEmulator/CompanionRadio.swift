@@ -273,7 +273,9 @@ public final class CompanionRadio {
         case .sendTextMessage(let message):
             sendDirect(message)
         case .sendChannelTextMessage(let index, let timestamp, let text):
-            guard let channel = channel(index) else { return reply(.error(.notFound)) }
+            // An in-range slot that is clear still sends, with an all-zero key, as the firmware does.
+            guard index < configuration.maxChannels else { return reply(.error(.notFound)) }
+            let channel = channel(index) ?? ChannelInfo(index: index, name: "", secret: Data(count: MeshChannelSecret.size))
             counters.channelMessagesSent += 1
             reply(.ok(value: nil))
             network?.sendChannel(from: self, secret: channel.secret, text: "\(name): \(text)", timestamp: timestamp)
@@ -318,13 +320,23 @@ public final class CompanionRadio {
             let clears = channel.name.isEmpty && channel.secret.allSatisfy { $0 == 0 }
             channels[Int(channel.index)] = clears ? nil : channel
             reply(.ok(value: nil))
-        case .addUpdateContact(var contact):
-            if contact.lastModified == 0 { contact.lastModified = clockEpoch }
+        case .addUpdateContact(var contact, let fields):
+            let known = contacts.first { $0.publicKey == contact.publicKey }
+            if fields == .throughLastAdvert, let known {
+                // A frame without the position keeps the one the radio has.
+                contact.latitude = known.latitude
+                contact.longitude = known.longitude
+            }
+            if fields != .withLastModified { contact.lastModified = clockEpoch }
             reply(addContact(contact) ? .ok(value: nil) : .error(.tableFull))
         case .resetPath(let key):
             guard let index = contacts.firstIndex(where: { $0.publicKey == key }) else { return reply(.error(.notFound)) }
+            // The firmware leaves the modification time alone here.
             contacts[index].outPath = nil
-            contacts[index].lastModified = clockEpoch
+            contacts[index].outPathHashSize = 1
+            reply(.ok(value: nil))
+        case .shareContact(let key):
+            guard contacts.contains(where: { $0.publicKey == key }) else { return reply(.error(.notFound)) }
             reply(.ok(value: nil))
         case .getContactByKey(let key):
             guard let contact = contacts.first(where: { $0.publicKey == key }) else { return reply(.error(.notFound)) }
@@ -339,16 +351,25 @@ public final class CompanionRadio {
             configuration.longitude = longitude
             reply(.ok(value: nil))
         case .setRadioParams(let radio):
-            guard radio.isValid, !radio.repeats else { return reply(.error(.illegalArgument)) }
+            guard radio.isValid else { return reply(.error(.illegalArgument)) }
+            if radio.repeats {
+                guard Self.allowedRepeatFrequencies.contains(where: { $0.contains(radio.frequencyKilohertz) }) else {
+                    return reply(.error(.illegalArgument))
+                }
+            }
+            configuration.repeats = radio.repeats
             configuration.radioFrequency = Double(radio.frequencyKilohertz) / 1000
             configuration.radioBandwidth = Double(radio.bandwidthHertz) / 1000
             configuration.spreadingFactor = radio.spreadingFactor
             configuration.codingRate = radio.codingRate
             reply(.ok(value: nil))
-        case .shareContact, .reboot, .hasConnection, .other:
+        case .reboot, .hasConnection, .other:
             reply(.error(.unsupportedCommand))
         }
     }
+
+    /// The frequency ranges (kHz) a default firmware build lets a companion repeat on.
+    static let allowedRepeatFrequencies: [ClosedRange<UInt32>] = [433_000...433_000, 869_495...869_495, 918_000...918_000]
 
     private var selfInfo: SelfInfo {
         SelfInfo(
@@ -366,7 +387,7 @@ public final class CompanionRadio {
             buildDate: configuration.buildDate, manufacturer: configuration.manufacturer,
             firmwareVersion: configuration.firmwareVersion,
             // Clients of v10+ firmware read both tail bytes unconditionally.
-            repeatMode: false, pathHashMode: 0)
+            repeatMode: configuration.repeats, pathHashMode: 0)
     }
 
     private func startListing(since: UInt32?) {
@@ -390,7 +411,7 @@ public final class CompanionRadio {
         let flood = contact.outPath == nil
         let ack = MeshAckCode.make(
             timestamp: message.timestamp, attempt: message.attempt, text: message.text, senderKey: publicKey)
-        let pathHops = UInt32((contact.outPath?.count ?? 0) + 1)
+        let pathHops = UInt32((contact.outPathHopCount ?? 0) + 1)
         let timeout: UInt32 = flood ? 12_000 : 2_000 + 1_600 * pathHops
         // Bounded: an app that sends to nodes that never answer must not grow the table.
         if expectedAcks.count >= 256, expectedAcks[ack] == nil, let oldest = expectedAckOrder.first {
@@ -440,6 +461,7 @@ public final class CompanionRadio {
         // A flooded message's ack brings the path back, as the firmware's path return does.
         if expected.flood, let index = contacts.firstIndex(where: { $0.publicKey == expected.contactKey }) {
             contacts[index].outPath = Data((0..<max(0, hops - 1)).map { UInt8(truncatingIfNeeded: $0 + 1) })
+            contacts[index].outPathHashSize = 1
             contacts[index].lastModified = clockEpoch
             push(.pathUpdated(publicKey: expected.contactKey))
         }

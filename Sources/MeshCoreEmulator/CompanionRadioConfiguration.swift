@@ -41,6 +41,8 @@ extension CompanionRadio {
         public var spreadingFactor: UInt8
         /// The LoRa coding rate.
         public var codingRate: UInt8
+        /// Whether the radio repeats others' packets (SET_RADIO_PARAMS, on an allowed frequency).
+        public var repeats: Bool = false
         /// The advertised latitude in degrees.
         public var latitude: Double
         /// The advertised longitude in degrees.

@@ -49,25 +49,31 @@ import Testing
         #expect(throws: MeshCoreEncodeError.self) { try MeshCoreCommand.resetPath(publicKey: Data(count: 6)).encoded() }
     }
 
-    @Test func addUpdateContactCarriesTheWholeRecord() throws {
-        let bytes = try MeshCoreCommand.addUpdateContact(ProtocolFrameSamples.relay).encoded()
-        #expect(bytes == Data([0x09]) + S.hex(ProtocolFrameSamples.relayBodyHex))
-        #expect(try MeshCoreCommand(decoding: bytes) == .addUpdateContact(ProtocolFrameSamples.relay))
-        // As the Python client sends it (144 bytes: no modification time) and shorter still
-        // (no position): what is missing reads as zero.
-        guard case .addUpdateContact(let noTime) = try MeshCoreCommand(decoding: bytes.prefix(144)) else {
+    @Test func addUpdateContactCarriesTheRecordThroughThePosition() throws {
+        let relay = ProtocolFrameSamples.relay
+        let body = S.hex(ProtocolFrameSamples.relayBodyHex)
+        // As the apps send it (144 bytes): the radio stamps the modification time itself.
+        let bytes = try MeshCoreCommand.addUpdateContact(relay).encoded()
+        #expect(bytes == Data([0x09]) + body.prefix(143))
+        var stamped = relay
+        stamped.lastModified = 0
+        #expect(try MeshCoreCommand(decoding: bytes) == .addUpdateContact(stamped, fields: .withPosition))
+        let whole = try MeshCoreCommand.addUpdateContact(relay, fields: .withLastModified).encoded()
+        #expect(whole == Data([0x09]) + body)
+        #expect(try MeshCoreCommand(decoding: whole) == .addUpdateContact(relay, fields: .withLastModified))
+        // The firmware's cut-offs: 148 bytes for the time, 144 for the position, 136 at least.
+        guard case .addUpdateContact(let partTime, let timeFields) = try MeshCoreCommand(decoding: whole.prefix(147)),
+              case .addUpdateContact(let partPosition, let positionFields) = try MeshCoreCommand(decoding: whole.prefix(143)),
+              case .addUpdateContact(let bare, let bareFields) = try MeshCoreCommand(decoding: whole.prefix(136))
+        else {
             Issue.record("not ADD_UPDATE_CONTACT")
             return
         }
-        #expect(noTime.lastModified == 0)
-        #expect(noTime.latitude == 51.5)
-        guard case .addUpdateContact(let noPosition) = try MeshCoreCommand(decoding: bytes.prefix(141)) else {
-            Issue.record("not ADD_UPDATE_CONTACT")
-            return
-        }
-        #expect(noPosition.latitude == 0 && noPosition.longitude == 0)
-        #expect(noPosition.lastAdvert == ProtocolFrameSamples.relay.lastAdvert)
-        #expect(throws: MeshCoreDecodeError.self) { try MeshCoreCommand(decoding: bytes.prefix(135)) }
+        #expect(timeFields == .withPosition && partTime.lastModified == 0 && partTime.latitude == 51.5)
+        #expect(positionFields == .throughLastAdvert && partPosition.latitude == 0 && partPosition.longitude == 0)
+        #expect(bareFields == .throughLastAdvert && bare.lastAdvert == relay.lastAdvert)
+        #expect(try MeshCoreCommand.addUpdateContact(relay, fields: .throughLastAdvert).encoded() == whole.prefix(136))
+        #expect(throws: MeshCoreDecodeError.self) { try MeshCoreCommand(decoding: whole.prefix(135)) }
     }
 
     @Test func settingsBytes() throws {
@@ -95,6 +101,9 @@ import Testing
         #expect(try await mesh.frames(.getChannel(3)) == [.channelInfo(ChannelInfo(index: 3, name: "", secret: Data(count: 16)))])
         #expect(await mesh.sim { mesh.radio.channel(3) } == nil)
         #expect(try await mesh.frames(.setChannel(ChannelInfo(index: 8, name: "x", secret: secret))) == [.error(.notFound)])
+        // A cleared slot in range still sends (with an all-zero key), as the firmware does.
+        #expect(try await mesh.frames(.sendChannelTextMessage(channel: 3, timestamp: 1, text: "anyone?")) == [.ok(value: nil)])
+        #expect(try await mesh.frames(.sendChannelTextMessage(channel: 8, timestamp: 1, text: "x")) == [.error(.notFound)])
     }
 
     @Test func contactsAreAddedUpdatedFoundAndTheirPathsReset() async throws {
@@ -116,11 +125,24 @@ import Testing
         #expect(try await mesh.frames(.addUpdateContact(added)) == [.ok(value: nil)])
         let key = added.publicKey
         #expect(await mesh.sim { mesh.radio.contacts.filter { $0.publicKey == key }.map(\.name) } == ["Hilltop 2"])
+        // A frame without the position keeps the one the radio has; one with the time keeps it.
+        var renamed = added
+        renamed.latitude = 0
+        renamed.longitude = 0
+        renamed.lastModified = 42
+        #expect(try await mesh.frames(.addUpdateContact(renamed, fields: .throughLastAdvert)) == [.ok(value: nil)])
+        #expect(await mesh.sim { mesh.radio.contacts.first { $0.publicKey == key }.map { [$0.latitude, $0.longitude] } } == [1.5, 2.5])
+        #expect(try await mesh.frames(.addUpdateContact(renamed, fields: .withLastModified)) == [.ok(value: nil)])
+        #expect(await mesh.sim { mesh.radio.contacts.first { $0.publicKey == key }?.lastModified } == 42)
         #expect(try await mesh.frames(.resetPath(publicKey: key)) == [.ok(value: nil)])
         #expect(await mesh.sim { mesh.radio.contacts.first { $0.publicKey == key }?.outPath } == nil)
+        // Left alone by RESET_PATH, as the firmware does.
+        #expect(await mesh.sim { mesh.radio.contacts.first { $0.publicKey == key }?.lastModified } == 42)
+        #expect(try await mesh.frames(.shareContact(publicKey: key)) == [.ok(value: nil)])
         let unknown = Data(repeating: 0x01, count: 32)
         #expect(try await mesh.frames(.getContactByKey(publicKey: unknown)) == [.error(.notFound)])
         #expect(try await mesh.frames(.resetPath(publicKey: unknown)) == [.error(.notFound)])
+        #expect(try await mesh.frames(.shareContact(publicKey: unknown)) == [.error(.notFound)])
     }
 
     @Test func aFullTableRefusesANewContact() async throws {
@@ -139,6 +161,18 @@ import Testing
         var bad = radio
         bad.spreadingFactor = 13
         #expect(try await mesh.frames(.setRadioParams(bad)) == [.error(.illegalArgument)])
+        // Repeating only on the frequencies the firmware allows it on.
+        var repeating = radio
+        repeating.repeats = true
+        #expect(try await mesh.frames(.setRadioParams(repeating)) == [.error(.illegalArgument)])
+        repeating.frequencyKilohertz = 869_495
+        #expect(try await mesh.frames(.setRadioParams(repeating)) == [.ok(value: nil)])
+        guard case .deviceInfo(let device)? = try await mesh.frames(.deviceQuery(protocolVersion: 3)).first else {
+            Issue.record("no DEVICE_INFO")
+            return
+        }
+        #expect(device.repeatMode == true)
+        #expect(try await mesh.frames(.setRadioParams(radio)) == [.ok(value: nil)])
         // Kept across APP_START, as the firmware's saved preferences are.
         guard case .selfInfo(let info)? = try await mesh.frames(.appStart(appName: "again")).first else {
             Issue.record("no SELF_INFO")

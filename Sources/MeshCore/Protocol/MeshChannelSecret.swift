@@ -15,7 +15,7 @@ public enum MeshChannelSecret {
     }
 
     /// The one-byte channel id that group packets carry on the air: the first byte of SHA-256
-    /// over the secret.
+    /// over the secret (the 16 bytes the companion protocol sets; every byte given is hashed).
     public static func hash(of secret: Data) -> UInt8 {
         SHA256.hash(data: secret).first { _ in true } ?? 0
     }

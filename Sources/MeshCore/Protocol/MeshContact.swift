@@ -43,7 +43,10 @@ public struct MeshContact: Sendable, Hashable, Codable {
     public var lastModified: UInt32
 
     /// The hops of ``outPath`` (nil when the contact is reached by flooding).
-    public var outPathHopCount: Int? { outPath.map { $0.count / outPathHashSize } }
+    public var outPathHopCount: Int? { outPath.map { $0.count / hashSize } }
+
+    /// ``outPathHashSize`` within 1…3 (it is a public `var`; the wire has no other sizes).
+    private var hashSize: Int { min(max(outPathHashSize, 1), Self.maximumHashSize) }
 
     /// The first 6 bytes of the public key, which address direct messages.
     public var publicKeyPrefix: Data { Data(publicKey.prefix(6)) }
@@ -103,17 +106,15 @@ public struct MeshContact: Sendable, Hashable, Codable {
         let pathField = try reader.bytes(outPathCapacity)
         let outPath: Data?
         var hashSize = 1
-        if encodedLength == floodPathLength {
-            outPath = nil
-        } else {
-            hashSize = Int(encodedLength >> 6) + 1
-            let length = Int(encodedLength & 0x3F) * hashSize
-            guard hashSize <= maximumHashSize, length <= outPathCapacity else {
-                throw .malformed(
-                    code: reader.code,
-                    reason: "out_path_len 0x\(String(encodedLength, radix: 16)) is not a path of at most \(outPathCapacity) bytes")
-            }
+        let size = Int(encodedLength >> 6) + 1
+        let length = Int(encodedLength & 0x3F) * size
+        if encodedLength != floodPathLength, size <= maximumHashSize, length <= outPathCapacity {
+            hashSize = size
             outPath = Data(pathField.prefix(length))
+        } else {
+            // 0xFF, or a value no path has (the radio stores what any app wrote): flood, rather
+            // than losing the whole contact from a listing.
+            outPath = nil
         }
         let name = try reader.string(fixed: nameSize)
         let lastAdvert = try reader.u32()
@@ -127,17 +128,22 @@ public struct MeshContact: Sendable, Hashable, Codable {
     }
 
     /// Reads the body of `ADD_UPDATE_CONTACT` the way the firmware does: everything up to the
-    /// last advert time is needed; the position only when both coordinates are there, the
-    /// modification time only when it is (0 otherwise: the radio then stamps its own).
-    static func decodeCommandBody(from reader: inout ByteReader) throws(MeshCoreDecodeError) -> MeshContact {
+    /// last advert time is needed; the position counts only when both coordinates are there,
+    /// the modification time only when it is (what is absent reads as zero).
+    static func decodeCommandBody(from reader: inout ByteReader) throws(MeshCoreDecodeError) -> (MeshContact, ContactUpdateFields) {
         let throughLastAdvert = publicKeySize + 3 + outPathCapacity + nameSize + 4
         try reader.require(throughLastAdvert)
         let given = reader.rest()
-        // Fields the frame does not carry whole read as zero.
-        let kept = given.count >= bodySize ? bodySize : given.count >= bodySize - 4 ? bodySize - 4 : throughLastAdvert
+        let fields: ContactUpdateFields =
+            given.count >= bodySize ? .withLastModified : given.count >= bodySize - 4 ? .withPosition : .throughLastAdvert
+        let kept = switch fields {
+        case .withLastModified: bodySize
+        case .withPosition: bodySize - 4
+        case .throughLastAdvert: throughLastAdvert
+        }
         let body = Data(given.prefix(kept)) + Data(count: bodySize - kept)
         var full = ByteReader(body, code: reader.code, offset: 0)
-        return try decodeBody(from: &full)
+        return (try decodeBody(from: &full), fields)
     }
 
     /// Writes the 147-byte body. Fields are cut or zero-padded to their wire widths.
@@ -147,14 +153,16 @@ public struct MeshContact: Sendable, Hashable, Codable {
         writer.u8(flags)
         if let outPath {
             // Whole hops only, as many as the field (64 bytes) and the count (6 bits) hold.
-            let hops = min(outPath.count / outPathHashSize, Self.outPathCapacity / outPathHashSize, 63)
-            writer.u8(UInt8(outPathHashSize - 1) << 6 | UInt8(hops))
-            writer.bytes(Data(outPath.prefix(hops * outPathHashSize)), fixed: Self.outPathCapacity)
+            let size = hashSize
+            let hops = min(outPath.count / size, Self.outPathCapacity / size, 63)
+            writer.u8(UInt8(size - 1) << 6 | UInt8(hops))
+            writer.bytes(Data(outPath.prefix(hops * size)), fixed: Self.outPathCapacity)
         } else {
             writer.u8(Self.floodPathLength)
             writer.bytes(Data(), fixed: Self.outPathCapacity)
         }
-        writer.string(name, fixed: Self.nameSize)
+        // 31 bytes and a NUL, as the firmware keeps names.
+        writer.bytes(MeshCoreText.utf8(name, maxBytes: Self.nameSize - 1), fixed: Self.nameSize)
         writer.u32(lastAdvert)
         writer.i32(MeshCoreFixedPoint.int32(latitude, scale: 1e6))
         writer.i32(MeshCoreFixedPoint.int32(longitude, scale: 1e6))
@@ -175,4 +183,16 @@ public struct MeshContact: Sendable, Hashable, Codable {
         encodeBody(into: &writer)
         return writer.data
     }
+}
+
+/// How much of a contact an `ADD_UPDATE_CONTACT` frame carries: the firmware keeps a known
+/// contact's position when the frame stops before it, and stamps its own clock as the
+/// modification time when the frame stops before that.
+public enum ContactUpdateFields: Sendable, Hashable {
+    /// Up to the last advert time (136 bytes).
+    case throughLastAdvert
+    /// And the position (144 bytes, what the apps send: the radio stamps the time).
+    case withPosition
+    /// And the modification time (148 bytes).
+    case withLastModified
 }

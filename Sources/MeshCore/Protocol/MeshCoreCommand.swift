@@ -39,8 +39,10 @@ public enum MeshCoreCommand: Sendable, Hashable {
     /// `SET_CHANNEL`: `20 idx name(32, NUL-padded, at most 31 bytes kept) secret(16)`. An
     /// empty name with a zero secret clears the slot. Answered with `OK`.
     case setChannel(ChannelInfo)
-    /// `ADD_UPDATE_CONTACT`: `09` + the 147-byte contact body. Answered with `OK`.
-    case addUpdateContact(MeshContact)
+    /// `ADD_UPDATE_CONTACT`: `09` + the contact body, up to the fields given: by default
+    /// through the position (144 bytes, as the apps send it), so the radio stamps the
+    /// modification time itself and lists the change to `GET_CONTACTS since`. Answered with `OK`.
+    case addUpdateContact(MeshContact, fields: ContactUpdateFields = .withPosition)
     /// `RESET_PATH`: `0D` + the 32-byte public key: the contact is reached by flooding again.
     case resetPath(publicKey: Data)
     /// `GET_CONTACT_BY_KEY`: `1E` + the 32-byte public key. Answered with `CONTACT`.
@@ -173,9 +175,16 @@ public enum MeshCoreCommand: Sendable, Hashable {
             // The radio keeps 31 bytes and a NUL.
             writer.bytes(MeshCoreText.utf8(channel.name, maxBytes: ChannelInfo.nameSize - 1), fixed: ChannelInfo.nameSize)
             writer.bytes(channel.secret)
-        case .addUpdateContact(let contact):
+        case .addUpdateContact(let contact, let fields):
             try Self.check(contact.publicKey, length: MeshContact.publicKeySize, name: "public key")
-            contact.encodeBody(into: &writer)
+            var body = ByteWriter(capacity: MeshContact.bodySize)
+            contact.encodeBody(into: &body)
+            let length = switch fields {
+            case .withLastModified: MeshContact.bodySize
+            case .withPosition: MeshContact.bodySize - 4
+            case .throughLastAdvert: MeshContact.bodySize - 12
+            }
+            writer.bytes(Data(body.data.prefix(length)))
         case .setRadioTxPower(let dBm):
             writer.i8(dBm)
         case .setAdvertLatLon(let latitude, let longitude):
@@ -279,9 +288,13 @@ public enum MeshCoreCommand: Sendable, Hashable {
             guard frame.count < 1 + 1 + ChannelInfo.nameSize + 32 else {
                 throw .malformed(code: code, reason: "SET_CHANNEL with a 32-byte secret")
             }
-            self = .setChannel(try ChannelInfo.decode(from: &reader))
+            var channel = try ChannelInfo.decode(from: &reader)
+            // The radio keeps 31 bytes of the name.
+            channel.name = String(decoding: MeshCoreText.utf8(channel.name, maxBytes: ChannelInfo.nameSize - 1), as: UTF8.self)
+            self = .setChannel(channel)
         case .addUpdateContact:
-            self = .addUpdateContact(try MeshContact.decodeCommandBody(from: &reader))
+            let (contact, fields) = try MeshContact.decodeCommandBody(from: &reader)
+            self = .addUpdateContact(contact, fields: fields)
         case .setRadioTxPower:
             self = .setRadioTxPower(try reader.i8())
         case .setAdvertLatLon:

@@ -15,6 +15,10 @@ extension MeshCoreSession {
     @discardableResult
     public func setHashtagChannel(_ index: UInt8, name: String) async throws -> ChannelInfo {
         let tagged = name.hasPrefix("#") ? name : "#" + name
+        // The radio keeps 31 bytes of a name: a longer one could not be told from its secret.
+        guard tagged.utf8.count < ChannelInfo.nameSize else {
+            throw MeshCoreError.invalidCommand(.invalidArgument("the channel name \(tagged) is longer than \(ChannelInfo.nameSize - 1) bytes"))
+        }
         let channel = ChannelInfo(index: index, name: tagged, secret: MeshChannelSecret.hashtag(tagged))
         _ = try await execute(.setChannel(channel), expectingOK)
         return channel

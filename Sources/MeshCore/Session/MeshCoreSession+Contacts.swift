@@ -1,7 +1,8 @@
 import Foundation
 
 extension MeshCoreSession {
-    /// Adds `contact` to the radio's table, or replaces the one with its public key.
+    /// Adds `contact` to the radio's table, or replaces the one with its public key. The radio
+    /// stamps the modification time (so `contacts(since:)` lists the change).
     ///
     /// - Throws: ``MeshCoreError/commandFailed(command:code:)`` with `tableFull` when the
     ///   table has no room.
@@ -18,6 +19,14 @@ extension MeshCoreSession {
     /// mesh finds a new path (what the apps do after failed direct attempts).
     public func resetPath(publicKey: Data) async throws {
         _ = try await execute(.resetPath(publicKey: publicKey), expectingOK)
+    }
+
+    /// Sends the contact's last advert again, zero-hop, so nodes nearby learn it.
+    ///
+    /// - Throws: ``MeshCoreError/commandFailed(command:code:)`` with `notFound` for an unknown
+    ///   contact, `tableFull` when the radio keeps no advert of it.
+    public func shareContact(publicKey: Data) async throws {
+        _ = try await execute(.shareContact(publicKey: publicKey), expectingOK)
     }
 
     /// The radio's record of the contact with `publicKey`, or nil when it has none.

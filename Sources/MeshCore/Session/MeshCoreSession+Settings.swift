@@ -12,7 +12,8 @@ extension MeshCoreSession {
         _ = try await execute(.setAdvertLatLon(latitude: latitude, longitude: longitude), expectingOK)
     }
 
-    /// Sets the LoRa radio parameters; the radio retunes at once.
+    /// Sets the LoRa radio parameters; the radio retunes at once. Repeating is part of them:
+    /// parameters with ``MeshRadioParameters/repeats`` false turn it off.
     ///
     /// - Throws: ``MeshCoreError/commandFailed(command:code:)`` with `illegalArgument` for a
     ///   value outside the firmware's ranges (``MeshRadioParameters/isValid``), or repeating on

@@ -34,7 +34,8 @@ public struct MeshMessage: Sendable, Hashable, Codable, Identifiable {
     public var text: String
     /// The sender's timestamp (epoch seconds).
     public var timestamp: UInt32
-    /// Hops the message took (0xFF direct), incoming only.
+    /// How an incoming message came, as the radio encodes it (0xFF direct, else the hops in
+    /// bits 0–5: ``ReceivedMeshMessage``), incoming only.
     public var pathLength: Int?
     /// Signal-to-noise ratio in dB (V3 frames), incoming only.
     public var snr: Double?

@@ -122,13 +122,7 @@ import MeshCoreStorage
             let when = Date(timeIntervalSince1970: 1_764_028_800)
             let legacy = try DatabaseQueue(path: path)
             try await legacy.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE flockDetection (id INTEGER PRIMARY KEY AUTOINCREMENT, receivedAt DOUBLE NOT NULL,
-                      type TEXT NOT NULL, rssi INTEGER NOT NULL, confidence DOUBLE NOT NULL, mac TEXT, ssid TEXT,
-                      deviceUptimeMs INTEGER, latitude DOUBLE, longitude DOUBLE, horizontalAccuracy DOUBLE);
-                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                    INSERT INTO grdb_migrations VALUES ('flockfinder.v1');
-                    """)
+                try db.execute(sql: LegacySchemas.flockFinderV1)
                 try db.execute(sql: "INSERT INTO flockDetection (receivedAt, type, rssi, confidence) VALUES (?, 'flock', -50, 0.8)",
                                arguments: [when.timeIntervalSinceReferenceDate])
             }
@@ -143,14 +137,8 @@ import MeshCoreStorage
         try await withFile { path in
             let legacy = try DatabaseQueue(path: path)
             try await legacy.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE flockDetection (id INTEGER PRIMARY KEY AUTOINCREMENT, receivedAt DOUBLE NOT NULL,
-                      type TEXT NOT NULL, rssi INTEGER NOT NULL, confidence DOUBLE NOT NULL, mac TEXT, ssid TEXT,
-                      deviceUptimeMs INTEGER, latitude DOUBLE, longitude DOUBLE, horizontalAccuracy DOUBLE);
-                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                    INSERT INTO grdb_migrations VALUES ('flockfinder.v1');
-                    INSERT INTO flockDetection (receivedAt, type, rssi, confidence) VALUES (786000000, 'flock', -50, 0.8);
-                    """)
+                try db.execute(sql: LegacySchemas.flockFinderV1)
+                try db.execute(sql: "INSERT INTO flockDetection (receivedAt, type, rssi, confidence) VALUES (786000000, 'flock', -50, 0.8)")
             }
             try legacy.close()
             // Read as it is, it would be 1994: a reader refuses rather than misreads.

@@ -11,4 +11,13 @@ enum LegacySchemas {
         INSERT INTO grdb_migrations VALUES ('\(migration)');
         """
     }
+
+    /// FlockFinder's first schema (`receivedAt` counted from 2001), recorded as `flockfinder.v1`.
+    static let flockFinderV1 = """
+        CREATE TABLE flockDetection (id INTEGER PRIMARY KEY AUTOINCREMENT, receivedAt DOUBLE NOT NULL,
+          type TEXT NOT NULL, rssi INTEGER NOT NULL, confidence DOUBLE NOT NULL, mac TEXT, ssid TEXT,
+          deviceUptimeMs INTEGER, latitude DOUBLE, longitude DOUBLE, horizontalAccuracy DOUBLE);
+        CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+        INSERT INTO grdb_migrations VALUES ('flockfinder.v1');
+        """
 }

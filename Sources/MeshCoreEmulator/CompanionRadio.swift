@@ -424,7 +424,7 @@ public final class CompanionRadio {
         reply(.sent(SentResult(isFlood: flood, expectedAck: ack, suggestedTimeout: timeout)))
         network?.sendDirect(
             from: self, to: contact.publicKey, text: message.text, timestamp: message.timestamp,
-            textType: message.textType, ack: ack)
+            textType: message.textType, ack: ack, pathHops: flood ? nil : (contact.outPathHopCount ?? 0) + 1)
     }
 
     // MARK: From the mesh

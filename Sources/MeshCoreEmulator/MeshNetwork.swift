@@ -216,12 +216,19 @@ public final class MeshNetwork {
     // MARK: Routing
 
     /// A radio's app sent a direct message.
+    /// `pathHops`: the hops of the route a direct (not flooded) send follows. A route that no
+    /// longer matches the mesh (the node moved, a repeater went) loses the message, as a stale
+    /// path does on the air; flooding finds the node wherever it is.
     func sendDirect(
-        from radio: CompanionRadio, to key: Data, text: String, timestamp: UInt32, textType: MeshTextType, ack: UInt32
+        from radio: CompanionRadio, to key: Data, text: String, timestamp: UInt32, textType: MeshTextType, ack: UInt32,
+        pathHops: Int? = nil
     ) {
         let sender = Member.radio(radio)
         guard let target = member(key: key), target.key != radio.publicKey else {
             return report(.undeliverable(from: radio.name, to: key.prefix(6).hexString, reason: "no such node"))
+        }
+        if let pathHops, pathHops != distance(sender, target) {
+            return report(.undeliverable(from: radio.name, to: target.name, reason: "stale path"))
         }
         deliverDirect(from: sender, to: target, text: text, timestamp: timestamp, textType: textType) { [weak radio] roundTrip, hops in
             radio?.receiveAck(ack, roundTrip: roundTrip, hops: hops)

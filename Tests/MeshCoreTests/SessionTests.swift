@@ -202,13 +202,16 @@ struct SessionTests {
         #expect(sent == Data([0x02, 0x00, 0x00, 0x80, 0x00, 0x92, 0x65]) + FakeRadio.aliceKey.prefix(6) + Data("hi".utf8))
     }
 
-    @Test("direct message: no ack → retried with the attempt raised; acknowledged on the third")
+    @Test("direct message: no ack → retried with the attempt raised; after two, the path is reset and it floods")
     func directMessageRetried() async throws {
         let world = await SessionWorld(reply: { command in
+            if case .resetPath = command { return [MeshCoreFrame.ok(value: nil).encoded()] }
             guard case .sendTextMessage(let message) = command else { return FakeRadio.standard(command) }
             let ack = UInt32(0x1000 + UInt32(message.attempt))
-            var out = [MeshCoreFrame.sent(SentResult(isFlood: true, expectedAck: ack, suggestedTimeout: 3000)).encoded()]
-            if message.attempt == 2 { out.append(MeshCoreFrame.sendConfirmed(SendConfirmation(ack: ack, roundTrip: 2500)).encoded()) }
+            // Direct until the path is reset; the flooded third attempt is acknowledged.
+            let flood = message.attempt == 2
+            var out = [MeshCoreFrame.sent(SentResult(isFlood: flood, expectedAck: ack, suggestedTimeout: 3000)).encoded()]
+            if flood { out.append(MeshCoreFrame.sendConfirmed(SendConfirmation(ack: ack, roundTrip: 2500)).encoded()) }
             return out
         })
         try await world.session.start()
@@ -217,12 +220,33 @@ struct SessionTests {
         let delivery = try await world.run { try await session.sendMessageAwaitingAcknowledgement(to: FakeRadio.aliceKey, text: "ping") }
         #expect(delivery.attempts == 3)
         #expect(delivery.confirmation.ack == 0x1002)
+        #expect(delivery.sent.isFlood)
         // Two unanswered waits of 3 s × 1.25 each.
         #expect(start.duration(to: clock.now) >= .milliseconds(7500))
-        let attempts = await world.radio.commands.compactMap { command -> UInt8? in
-            if case .sendTextMessage(let message) = command { message.attempt } else { nil }
+        let sends = await world.radio.commands.compactMap { command -> String? in
+            switch command {
+            case .sendTextMessage(let message): "send \(message.attempt)"
+            case .resetPath(let key): key == FakeRadio.aliceKey ? "reset" : "reset other"
+            default: nil
+            }
         }
-        #expect(attempts == [0, 1, 2])
+        #expect(sends == ["send 0", "send 1", "reset", "send 2"])
+    }
+
+    @Test("a contact reached by flooding gets two flooded sends, then the message is reported not acknowledged")
+    func floodedMessageRetriedTwice() async throws {
+        let world = await SessionWorld(reply: { command in
+            guard case .sendTextMessage(let message) = command else { return FakeRadio.standard(command) }
+            return [MeshCoreFrame.sent(SentResult(isFlood: true, expectedAck: 0x2000 + UInt32(message.attempt), suggestedTimeout: 3000)).encoded()]
+        })
+        try await world.session.start()
+        let session = world.session
+        let failure = try await world.run { () -> MeshCoreError? in
+            do { _ = try await session.sendMessageAwaitingAcknowledgement(to: FakeRadio.aliceKey, text: "anyone?"); return nil }
+            catch let error as MeshCoreError { return error }
+        }
+        #expect(failure == .notAcknowledged(attempts: 2))
+        #expect(await world.radio.commands.contains { if case .resetPath = $0 { true } else { false } } == false)
     }
 
     @Test("an acknowledgement of an earlier attempt that arrives during a retry still counts")
@@ -291,7 +315,7 @@ struct SessionTests {
         try await world.session.start()
         let session = world.session
         let outcome = try await world.run { () -> MeshCoreError? in
-            do { _ = try await session.sendMessageAwaitingAcknowledgement(to: FakeRadio.aliceKey, text: "x", attempts: 2); return nil }
+            do { _ = try await session.sendMessageAwaitingAcknowledgement(to: FakeRadio.aliceKey, text: "x", policy: MessageRetryPolicy(maxAttempts: 2)); return nil }
             catch let error as MeshCoreError { return error }
         }
         #expect(outcome == .notAcknowledged(attempts: 2))

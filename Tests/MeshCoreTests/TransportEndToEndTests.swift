@@ -82,6 +82,30 @@ struct TransportEndToEndTests {
         #expect(stored.first { $0.direction == .outgoing }?.status == .delivered)
     }
 
+    @Test("BLE: a stale path: two direct sends are lost, the path is reset and the flooded third is acknowledged")
+    func bleStalePathFallsBackToFlood() async throws {
+        let world = try await BLEMeshWorld()
+        let manager = world.manager
+        try await world.run { try await manager.connect() }
+        let echo = try #require(await manager.contact(named: "Echo"))
+        // The first message floods (no path yet); its acknowledgement brings the path back.
+        let first = try await world.run { try await manager.sendMessage("learn the way", to: echo) }
+        #expect(first.status == .delivered)
+        let network = world.network
+        let radio = await { @SimulationActor in network.radios[0] }()
+        let learned = await { @SimulationActor in radio.contacts.first { $0.name == "Echo" }?.outPathHopCount }()
+        #expect(learned == 1)
+        // Echo moves one hop further: the stored route no longer reaches it.
+        await world.mesh { $0.node(named: "Echo")?.hops = 3 }
+        let sentBefore = await { @SimulationActor in radio.counters.directMessagesSent }()
+        let second = try await world.run { try await manager.sendMessage("are you there?", to: echo) }
+        #expect(second.status == .delivered)
+        #expect(await { @SimulationActor in radio.counters.directMessagesSent }() - sentBefore == 3)
+        // The flooded send's acknowledgement brought the new, longer path.
+        let relearned = await { @SimulationActor in radio.contacts.first { $0.name == "Echo" }?.outPathHopCount }()
+        #expect(relearned == 2)
+    }
+
     @Test("BLE: a link loss during incoming traffic loses and duplicates nothing")
     func bleLinkLossDuringTraffic() async throws {
         let world = try await BLEMeshWorld()

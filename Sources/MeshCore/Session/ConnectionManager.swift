@@ -205,7 +205,8 @@ public actor ConnectionManager {
     // MARK: Messaging
 
     /// Sends a direct message to `contact`, stores it, and waits for its acknowledgement
-    /// (with retries); the stored message ends up delivered or failed.
+    /// (retried as the apps do: ``MessageRetryPolicy``, with `attempts` sends in all); the
+    /// stored message ends up delivered or failed.
     @discardableResult
     public func sendMessage(_ text: String, to contact: MeshContact, attempts: Int = 3) async throws -> MeshMessage {
         let timestamp = UInt32(clamping: Int64(wallClock().timeIntervalSince1970))
@@ -215,7 +216,7 @@ public actor ConnectionManager {
         publish(.message(message))
         do {
             let delivery = try await session.sendMessageAwaitingAcknowledgement(
-                to: contact.publicKey, text: text, attempts: attempts, timestamp: timestamp)
+                to: contact.publicKey, text: text, policy: MessageRetryPolicy(maxAttempts: attempts), timestamp: timestamp)
             message.status = .delivered
             message.ack = delivery.confirmation.ack
             message.roundTrip = delivery.confirmation.roundTrip

@@ -240,24 +240,55 @@ public actor MeshCoreSession {
         return result
     }
 
-    /// Sends a direct message and waits for the recipient's acknowledgement, sending again
-    /// (with the attempt counter raised) when none arrives within the radio's estimate.
-    public func sendMessageAwaitingAcknowledgement(to destination: Data, text: String, attempts: Int = 3, timestamp: UInt32? = nil) async throws -> MessageDelivery {
+    /// Sends a direct message and waits for the recipient's acknowledgement, sending again as
+    /// the MeshCore apps do (``MessageRetryPolicy``): each attempt raises the attempt counter;
+    /// after ``MessageRetryPolicy/floodAfter`` unanswered direct attempts the contact's path is
+    /// reset (`RESET_PATH`, when `destination` is the full 32-byte key) and the next attempts
+    /// flood, at most ``MessageRetryPolicy/maxFloodAttempts`` of them.
+    ///
+    /// - Throws: ``MeshCoreError/notAcknowledged(attempts:)`` when no attempt was acknowledged;
+    ///   what the radio answered if it refused every send.
+    public func sendMessageAwaitingAcknowledgement(
+        to destination: Data, text: String, policy: MessageRetryPolicy = .apps, timestamp: UInt32? = nil
+    ) async throws -> MessageDelivery {
         let stamp = timestamp ?? epochNow()
-        let tries = max(1, attempts)
         // Each attempt has its own ack code; a late ack of an earlier attempt still counts.
         var expected: [UInt32: SentResult] = [:]
-        for attempt in 0..<tries {
-            let sent = try await sendMessage(to: destination, text: text, attempt: UInt8(min(attempt, 255)), timestamp: stamp)
+        var attempts = 0, floodAttempts = 0, flooding = false
+        var lastRefusal: (any Error)?
+        while attempts < max(1, policy.maxAttempts), !flooding || floodAttempts < max(1, policy.maxFloodAttempts) {
+            if let floodAfter = policy.floodAfter, attempts == floodAfter, !flooding,
+               destination.count == MeshContact.publicKeySize {
+                do {
+                    try await resetPath(publicKey: destination)
+                    flooding = true
+                    logger.info("No acknowledgement on the path; flooding", metadata: ["attempts": "\(attempts)"])
+                } catch {
+                    logger.warning("Could not reset the path", metadata: ["error": "\(error)"])
+                }
+            }
+            attempts += 1
+            let sent: SentResult
+            do {
+                sent = try await sendMessage(to: destination, text: text, attempt: UInt8(min(attempts - 1, 255)), timestamp: stamp)
+            } catch let error as MeshCoreError {
+                // A refused send counts as an attempt, without a wait; a lost link ends it all.
+                guard case .commandFailed = error else { throw error }
+                lastRefusal = error
+                continue
+            }
+            if sent.isFlood { flooding = true }
+            if flooding { floodAttempts += 1 }
             expected[sent.expectedAck] = sent
             // The radio's estimate plus a margin, never less than a second.
             let wait = max(Duration.seconds(1), Duration.milliseconds(Int64(sent.suggestedTimeout)) * 1.25)
             if let confirmation = await waitForAcknowledgement(anyOf: Set(expected.keys), timeout: wait) {
-                return MessageDelivery(sent: expected[confirmation.ack] ?? sent, confirmation: confirmation, attempts: attempt + 1)
+                return MessageDelivery(sent: expected[confirmation.ack] ?? sent, confirmation: confirmation, attempts: attempts)
             }
-            logger.info("No acknowledgement; retrying", metadata: ["attempt": "\(attempt + 1)"])
+            logger.info("No acknowledgement", metadata: ["attempt": "\(attempts)", "flooding": "\(flooding)"])
         }
-        throw MeshCoreError.notAcknowledged(attempts: tries)
+        if expected.isEmpty, let lastRefusal { throw lastRefusal }
+        throw MeshCoreError.notAcknowledged(attempts: attempts)
     }
 
     /// Waits up to `timeout` for SEND_CONFIRMED with `ack`; nil when it does not come.

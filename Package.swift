@@ -190,6 +190,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // Ed25519 identities: signed adverts, contact cards, SIGN_*.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // MeshCore's SQLite store (MeshStore), on TetherStorage.

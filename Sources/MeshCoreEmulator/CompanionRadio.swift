@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MeshCore
 import Logging
@@ -20,18 +21,18 @@ public final class CompanionRadio {
     public nonisolated let publicKey: Data
     /// The limits and reported values; the settings commands (TX power, position, radio
     /// parameters) change it, and it outlives APP_START as the firmware's saved preferences do.
-    public private(set) var configuration: Configuration
+    public internal(set) var configuration: Configuration
     /// The advertised name (SET_ADVERT_NAME changes it).
-    public private(set) var name: String
+    public internal(set) var name: String
     /// Hop distance from the mesh's core (see ``MeshNetwork``).
     public var hops: Int
     /// When true, unknown nodes' adverts are pushed as NEW_ADVERT instead of being added.
     public var manualAddContacts: Bool
     /// The contact table, in the order contacts were added.
-    public private(set) var contacts: [MeshContact] = []
+    public internal(set) var contacts: [MeshContact] = []
     /// The protocol version the app announced with DEVICE_QUERY; 0 until then and after the
     /// app disconnects.
-    public private(set) var protocolVersion: UInt8 = 0
+    public internal(set) var protocolVersion: UInt8 = 0
     /// True while a host reports an app attached (BLE central subscribed, TCP client open).
     public private(set) var isAppConnected = false
     /// The name the app gave in APP_START, if any.
@@ -45,17 +46,38 @@ public final class CompanionRadio {
     weak var network: MeshNetwork?
     let timeline: Timeline
     let logger: Logger
-    private var clockBase: UInt32
-    private var clockBaseTime: Duration
-    private var channels: [ChannelInfo?]
-    private var queue: [QueuedMessage] = []
+    /// The node's Ed25519 identity; nil for a radio made from a bare public key (it then
+    /// cannot sign: its own card, SIGN_* and key export answer DISABLED).
+    let identity: Curve25519.Signing.PrivateKey?
+    /// What FACTORY_RESET returns to.
+    let initialConfiguration: Configuration
+    let initialName: String
+    var clockBase: UInt32
+    var clockBaseTime: Duration
+    var channels: [ChannelInfo?]
+    var queue: [QueuedMessage] = []
+    /// The last advert heard from each contact, as the firmware keeps it for EXPORT_CONTACT
+    /// and SHARE_CONTACT.
+    var advertBlobs: [Data: MeshContactCard] = [:]
+    /// The routes of the 16 latest adverts (GET_ADVERT_PATH; RAM only, lost on reboot).
+    var recentAdverts: [(publicKey: Data, path: MeshAdvertPath)] = []
+    /// The session's flood scope (SET_FLOOD_SCOPE_KEY; RAM only).
+    var floodScope: MeshFloodScopeOverride = .useDefault
+    /// Data collected between SIGN_START and SIGN_FINISH.
+    var signing: Data?
+    /// When the radio last booted, for the uptime STATS report.
+    var bootTime: Duration
+    /// Packet counters for STATS.
+    var packetStats = MeshStats.Packets(received: 0, sent: 0, sentFlood: 0, sentDirect: 0, receivedFlood: 0, receivedDirect: 0, receiveErrors: 0)
+    /// The signal of the last packet heard, for STATS.
+    var lastSignal: (rssi: Int8, snr: Double) = (0, 0)
     private var outbox: [Output] = []
     private var inFlight: [Output] = []
-    private var listing: [MeshContact]?
+    var listing: [MeshContact]?
     private var listingLastModified: UInt32 = 0
     private var outputSerial: UInt64 = 0
-    private var expectedAcks: [UInt32: (contactKey: Data, flood: Bool)] = [:]
-    private var expectedAckOrder: [UInt32] = []
+    var expectedAcks: [UInt32: (contactKey: Data, flood: Bool)] = [:]
+    var expectedAckOrder: [UInt32] = []
 
     /// Creates a radio.
     ///
@@ -67,7 +89,11 @@ public final class CompanionRadio {
     ///   - hops: Hop distance from the mesh's core.
     ///   - configuration: Limits and reported values.
     ///   - logger: Receives dropped messages and undecodable frames.
-    public init(
+    ///
+    /// A radio made from a bare key has no private key: it cannot sign, so its own card, the
+    /// SIGN_* commands and key export answer DISABLED. Give it an `identity` instead
+    /// (``init(name:identity:timeline:startEpoch:hops:configuration:logger:)``) for those.
+    public convenience init(
         name: String,
         publicKey: Data,
         timeline: Timeline,
@@ -76,9 +102,44 @@ public final class CompanionRadio {
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "meshcore.emulator.radio")
     ) {
+        self.init(
+            name: name, publicKey: publicKey, identity: nil, timeline: timeline, startEpoch: startEpoch, hops: hops,
+            configuration: configuration, logger: logger)
+    }
+
+    /// Creates a radio with an Ed25519 identity: its public key is `identity`'s, and it signs
+    /// its adverts, its card and what the app asks it to sign.
+    public convenience init(
+        name: String,
+        identity: Curve25519.Signing.PrivateKey,
+        timeline: Timeline,
+        startEpoch: UInt32,
+        hops: Int = 1,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "meshcore.emulator.radio")
+    ) {
+        self.init(
+            name: name, publicKey: identity.publicKey.rawRepresentation, identity: identity, timeline: timeline,
+            startEpoch: startEpoch, hops: hops, configuration: configuration, logger: logger)
+    }
+
+    private init(
+        name: String,
+        publicKey: Data,
+        identity: Curve25519.Signing.PrivateKey?,
+        timeline: Timeline,
+        startEpoch: UInt32,
+        hops: Int,
+        configuration: Configuration,
+        logger: Logger
+    ) {
         var key = Data(publicKey.prefix(MeshContact.publicKeySize))
         if key.count < MeshContact.publicKeySize { key.append(Data(count: MeshContact.publicKeySize - key.count)) }
         self.publicKey = key
+        self.identity = identity
+        self.initialConfiguration = configuration
+        self.initialName = Self.clampName(name)
+        self.bootTime = timeline.now
         self.name = Self.clampName(name)
         self.timeline = timeline
         self.hops = hops
@@ -222,7 +283,7 @@ public final class CompanionRadio {
         return Output(frame: frame.encoded(), serial: outputSerial, message: message)
     }
 
-    private func reply(_ frame: MeshCoreFrame, message: QueuedMessage? = nil) {
+    func reply(_ frame: MeshCoreFrame, message: QueuedMessage? = nil) {
         if case .error = frame { counters.errors += 1 }
         outbox.append(makeOutput(frame, message: message))
         outputHandler?()
@@ -253,10 +314,16 @@ public final class CompanionRadio {
         } catch {
             logger.debug("\(name): undecodable command: \(error)")
             network?.report(.appCommand(radio: name, code: frame.first ?? 0, accepted: false))
+            // The firmware's handlers answer ERR 6 for a value out of range, ERR 1 for the rest.
+            if case .invalidValue = error { return reply(.error(.illegalArgument)) }
             reply(.error(.unsupportedCommand))
             return
         }
         network?.report(.appCommand(radio: name, code: command.code, accepted: true))
+        if case .setOtherParams = command, frame.count < 5 {
+            // An older app's shorter frame leaves the later settings alone.
+            return setOtherParameters(frame: frame)
+        }
         handle(command)
     }
 
@@ -277,6 +344,7 @@ public final class CompanionRadio {
             guard index < configuration.maxChannels else { return reply(.error(.notFound)) }
             let channel = channel(index) ?? ChannelInfo(index: index, name: "", secret: Data(count: MeshChannelSecret.size))
             counters.channelMessagesSent += 1
+            countSent(flood: true)
             reply(.ok(value: nil))
             network?.sendChannel(from: self, secret: channel.secret, text: "\(name): \(text)", timestamp: timestamp)
         case .syncNextMessage:
@@ -300,6 +368,7 @@ public final class CompanionRadio {
                 millivolts: configuration.batteryMillivolts, usedKilobytes: used,
                 totalKilobytes: configuration.totalStorageKilobytes)))
         case .sendSelfAdvert(let flood):
+            countSent(flood: flood)
             reply(.ok(value: nil))
             network?.advertise(from: self, flood: flood)
         case .setAdvertName(let newName):
@@ -313,6 +382,7 @@ public final class CompanionRadio {
                 return reply(.error(.notFound))
             }
             contacts.remove(at: position)
+            advertBlobs[key] = nil
             reply(.ok(value: nil))
         case .setChannel(let channel):
             guard channel.index < configuration.maxChannels else { return reply(.error(.notFound)) }
@@ -337,7 +407,9 @@ public final class CompanionRadio {
             reply(.ok(value: nil))
         case .shareContact(let key):
             guard contacts.contains(where: { $0.publicKey == key }) else { return reply(.error(.notFound)) }
+            guard let card = advertBlobs[key] else { return reply(.error(.tableFull)) }
             reply(.ok(value: nil))
+            network?.share(card.advert, from: self)
         case .getContactByKey(let key):
             guard let contact = contacts.first(where: { $0.publicKey == key }) else { return reply(.error(.notFound)) }
             reply(.contact(contact))
@@ -353,7 +425,7 @@ public final class CompanionRadio {
         case .setRadioParams(let radio):
             guard radio.isValid else { return reply(.error(.illegalArgument)) }
             if radio.repeats {
-                guard Self.allowedRepeatFrequencies.contains(where: { $0.contains(radio.frequencyKilohertz) }) else {
+                guard configuration.allowedRepeatFrequencies.contains(where: { $0.contains(radio.frequencyKilohertz) }) else {
                     return reply(.error(.illegalArgument))
                 }
             }
@@ -363,19 +435,26 @@ public final class CompanionRadio {
             configuration.spreadingFactor = radio.spreadingFactor
             configuration.codingRate = radio.codingRate
             reply(.ok(value: nil))
-        case .reboot, .hasConnection, .other:
+        case .logout(let key):
+            _ = key
+            reply(.ok(value: nil))
+        case .exportContact, .importContact, .setTuningParams, .getTuningParams, .exportPrivateKey, .importPrivateKey,
+             .signStart, .signData, .signFinish, .setDevicePin, .setOtherParams, .getCustomVars, .setCustomVar,
+             .getAdvertPath, .factoryReset, .getStats, .setAutoAddConfig, .getAutoAddConfig,
+             .getAllowedRepeatFrequencies, .setPathHashMode, .setFloodScope, .setDefaultFloodScope,
+             .getDefaultFloodScope, .reboot:
+            handleDevice(command)
+        case .hasConnection, .other:
             reply(.error(.unsupportedCommand))
         }
     }
-
-    /// The frequency ranges (kHz) a default firmware build lets a companion repeat on.
-    static let allowedRepeatFrequencies: [ClosedRange<UInt32>] = [433_000...433_000, 869_495...869_495, 918_000...918_000]
 
     private var selfInfo: SelfInfo {
         SelfInfo(
             advertType: .chat, txPower: configuration.txPower, maxTxPower: configuration.maxTxPower,
             publicKey: publicKey, latitude: configuration.latitude, longitude: configuration.longitude,
-            manualAddContacts: manualAddContacts, radioFrequency: configuration.radioFrequency,
+            multiAcks: configuration.multiAcks, advertLocationPolicy: configuration.sharesLocationInAdverts ? 1 : 0,
+            telemetryModes: configuration.telemetryModes.rawValue, manualAddContacts: manualAddContacts, radioFrequency: configuration.radioFrequency,
             radioBandwidth: configuration.radioBandwidth, spreadingFactor: configuration.spreadingFactor,
             codingRate: configuration.codingRate, name: name)
     }
@@ -387,7 +466,7 @@ public final class CompanionRadio {
             buildDate: configuration.buildDate, manufacturer: configuration.manufacturer,
             firmwareVersion: configuration.firmwareVersion,
             // Clients of v10+ firmware read both tail bytes unconditionally.
-            repeatMode: configuration.repeats, pathHashMode: 0)
+            repeatMode: configuration.repeats, pathHashMode: configuration.pathHashMode)
     }
 
     private func startListing(since: UInt32?) {
@@ -421,10 +500,34 @@ public final class CompanionRadio {
         if expectedAcks[ack] == nil { expectedAckOrder.append(ack) }
         expectedAcks[ack] = (contact.publicKey, flood)
         counters.directMessagesSent += 1
+        countSent(flood: flood)
         reply(.sent(SentResult(isFlood: flood, expectedAck: ack, suggestedTimeout: timeout)))
         network?.sendDirect(
             from: self, to: contact.publicKey, text: message.text, timestamp: message.timestamp,
             textType: message.textType, ack: ack, pathHops: flood ? nil : (contact.outPathHopCount ?? 0) + 1)
+    }
+
+    /// A reboot: what lives in RAM is lost (queued messages, pending acks, recent advert
+    /// paths, the session's flood scope, a signing session, counters); contacts, channels and
+    /// settings stay, as the firmware keeps them in flash. The emulated link stays up: the app
+    /// sees no disconnection and should send APP_START again.
+    func restart() {
+        logger.info("\(name): rebooting")
+        queue.removeAll()
+        outbox.removeAll()
+        inFlight.removeAll()
+        listing = nil
+        expectedAcks.removeAll()
+        expectedAckOrder.removeAll()
+        recentAdverts.removeAll()
+        floodScope = .useDefault
+        signing = nil
+        protocolVersion = 0
+        appName = nil
+        bootTime = timeline.now
+        packetStats = MeshStats.Packets(received: 0, sent: 0, sentFlood: 0, sentDirect: 0, receivedFlood: 0, receivedDirect: 0, receiveErrors: 0)
+        lastSignal = (0, 0)
+        counters.reboots += 1
     }
 
     // MARK: From the mesh
@@ -435,6 +538,7 @@ public final class CompanionRadio {
         from senderKey: Data, text: String, timestamp: UInt32, textType: MeshTextType,
         pathLength: UInt8, snr: Double
     ) -> Bool {
+        countReceived(flood: pathLength != 0xFF, snr: snr)
         guard contacts.contains(where: { $0.publicKey == senderKey }) else {
             logger.info("\(name): message from an unknown key \(senderKey.prefix(6).hexString) ignored")
             return false
@@ -447,6 +551,7 @@ public final class CompanionRadio {
 
     /// A channel message arrived; it is queued if the radio has a slot with that secret.
     func receiveChannel(secret: Data, text: String, timestamp: UInt32, pathLength: UInt8, snr: Double) {
+        countReceived(flood: true, snr: snr)
         guard let index = channels.firstIndex(where: { $0?.secret == secret }) else { return }
         enqueue(.channel(index: UInt8(index), pathLength: pathLength, timestamp: timestamp, text: text, snr: snr))
     }
@@ -467,25 +572,67 @@ public final class CompanionRadio {
         }
     }
 
-    /// A node advertised.
-    func receiveAdvert(publicKey key: Data, name advertName: String, type: MeshContactType, timestamp: UInt32) {
+    /// A node's advert arrived over `path` (its hop hashes; empty when heard directly).
+    ///
+    /// As the firmware: a bad signature or a replayed advert (not newer than the stored one)
+    /// is dropped; a known contact is updated; an unknown node is added when the auto-add
+    /// rules allow it and pushed as NEW_ADVERT otherwise.
+    func receiveAdvert(_ advert: MeshAdvert, path: Data) {
+        let key = advert.publicKey
         guard key != publicKey else { return }
+        countReceived(flood: true)
+        guard advert.isSignatureValid else {
+            logger.info("\(name): advert with a bad signature from \(key.prefix(6).hexString) dropped")
+            return
+        }
+        let data = advert.data
+        rememberAdvert(advert, path: path)
         if let index = contacts.firstIndex(where: { $0.publicKey == key }) {
-            contacts[index].name = advertName
-            contacts[index].lastAdvert = timestamp
+            guard advert.timestamp > contacts[index].lastAdvert else {
+                logger.debug("\(name): replayed advert from \(key.prefix(6).hexString) ignored")
+                return
+            }
+            if let advertName = data.name { contacts[index].name = advertName }
+            if let latitude = data.latitude, let longitude = data.longitude {
+                contacts[index].latitude = latitude
+                contacts[index].longitude = longitude
+            }
+            contacts[index].lastAdvert = advert.timestamp
             contacts[index].lastModified = clockEpoch
             push(.advert(publicKey: key))
             return
         }
-        let contact = MeshContact(
-            publicKey: key, type: type, name: advertName, lastAdvert: timestamp, lastModified: clockEpoch)
-        if manualAddContacts {
-            push(.newAdvert(contact))
-        } else if contacts.count >= configuration.maxContacts {
-            push(.contactsFull)
-        } else {
-            contacts.append(contact)
-            push(.advert(publicKey: key))
+        var contact = advert.contact
+        contact.lastModified = clockEpoch
+        let rules = configuration.autoAdd
+        let hops = path.count
+        let wanted = (!manualAddContacts || rules.options.adds(contact.type)) && rules.admits(hops: hops)
+        guard wanted else { return push(.newAdvert(contact)) }
+        if contacts.count >= configuration.maxContacts {
+            guard rules.options.contains(.overwriteOldest),
+                let oldest = contacts.indices.filter({ contacts[$0].flags & 0x01 == 0 })
+                    .min(by: { contacts[$0].lastModified < contacts[$1].lastModified })
+            else {
+                push(.newAdvert(contact))
+                return push(.contactsFull)
+            }
+            let removed = contacts.remove(at: oldest)
+            advertBlobs[removed.publicKey] = nil
+            push(.contactDeleted(publicKey: removed.publicKey))
+        }
+        contacts.append(contact)
+        push(.advert(publicKey: key))
+    }
+
+    private func rememberAdvert(_ advert: MeshAdvert, path: Data) {
+        advertBlobs[advert.publicKey] = MeshContactCard(advert: advert, path: path)
+        recentAdverts.removeAll { $0.publicKey == advert.publicKey }
+        recentAdverts.append((advert.publicKey, MeshAdvertPath(receivedAt: clockEpoch, path: path)))
+        if recentAdverts.count > 16 { recentAdverts.removeFirst() }
+        // Cards of nodes that are neither contacts nor recent are not kept (bounded memory).
+        if advertBlobs.count > configuration.maxContacts + 16 {
+            let kept = Set(contacts.map(\.publicKey)).union(recentAdverts.map(\.publicKey))
+            advertBlobs = advertBlobs.filter { kept.contains($0.key) }
         }
     }
 
@@ -518,7 +665,7 @@ public final class CompanionRadio {
         }
     }
 
-    private static func clampName(_ name: String) -> String {
+    static func clampName(_ name: String) -> String {
         String(decoding: MeshCoreText.utf8(name, maxBytes: MeshCoreCommand.maximumAdvertNameBytes), as: UTF8.self)
     }
 }

@@ -43,6 +43,27 @@ extension CompanionRadio {
         public var codingRate: UInt8
         /// Whether the radio repeats others' packets (SET_RADIO_PARAMS, on an allowed frequency).
         public var repeats: Bool = false
+        /// Extra acknowledgements per direct message (SET_OTHER_PARAMS).
+        public var multiAcks: UInt8 = 0
+        /// Whether adverts and the radio's card carry its position (SET_OTHER_PARAMS).
+        public var sharesLocationInAdverts = false
+        /// Who may read the radio's telemetry (SET_OTHER_PARAMS).
+        public var telemetryModes = MeshTelemetryModes(rawValue: 0)
+        /// The timing parameters (firmware defaults: no extra receive delay, airtime factor 1).
+        public var tuning = MeshTuningParameters(receiveDelayBase: 0, airtimeFactor: 1)
+        /// The board's custom variables; SET_CUSTOM_VAR changes only these (the emulated board
+        /// has a GPS, switched off).
+        public var customVariables = [MeshCustomVariable(name: "gps", value: "0")]
+        /// Which nodes manual-add mode still adds, and from how far.
+        public var autoAdd = MeshAutoAddConfiguration(options: [], maxHops: 0)
+        /// The hop hash size of floods the radio starts: 0, 1 or 2 (1 to 3 bytes).
+        public var pathHashMode: UInt8 = 0
+        /// The flood scope kept across reboots.
+        public var defaultFloodScope: MeshFloodScope?
+        /// The frequency ranges (kHz) the radio may repeat on (a default build's).
+        public var allowedRepeatFrequencies: [ClosedRange<UInt32>] = [433_000...433_000, 869_495...869_495, 918_000...918_000]
+        /// Whether the firmware was built with private-key export (EXPORT/IMPORT_PRIVATE_KEY).
+        public var privateKeyExport = true
         /// The advertised latitude in degrees.
         public var latitude: Double
         /// The advertised longitude in degrees.
@@ -114,6 +135,8 @@ extension CompanionRadio {
         public var confirmations = 0
         /// Pushes dropped because the outbox was full.
         public var pushesDropped = 0
+        /// Reboots (REBOOT, FACTORY_RESET).
+        public var reboots = 0
 
         /// All zero.
         public init() {}

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MeshCore
 import Logging
@@ -72,14 +73,22 @@ public final class MeshNetwork {
 
     // MARK: Members
 
-    /// The deterministic 32-byte key a member called `name` gets in this mesh.
+    /// The deterministic 32-byte public key a member called `name` gets in this mesh (an
+    /// Ed25519 key, so its adverts and cards carry signatures that verify).
     public nonisolated func key(for name: String) -> Data {
+        identity(for: name).publicKey.rawRepresentation
+    }
+
+    /// The deterministic Ed25519 identity of the member called `name`: the same seed and name
+    /// always give the same key.
+    public nonisolated func identity(for name: String) -> Curve25519.Signing.PrivateKey {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         var generator = SplitMix64(seed: seed ^ hash)
-        var key = Data()
-        for _ in 0..<4 { withUnsafeBytes(of: generator.next().littleEndian) { key.append(contentsOf: $0) } }
-        return key
+        var bytes = Data()
+        for _ in 0..<4 { withUnsafeBytes(of: generator.next().littleEndian) { bytes.append(contentsOf: $0) } }
+        // Any 32 bytes are a valid Ed25519 seed.
+        return (try? Curve25519.Signing.PrivateKey(rawRepresentation: bytes)) ?? Curve25519.Signing.PrivateKey()
     }
 
     /// Adds a companion radio whose clock starts at the mesh's current time.
@@ -88,7 +97,7 @@ public final class MeshNetwork {
         name: String, hops: Int = 1, configuration: CompanionRadio.Configuration = CompanionRadio.Configuration()
     ) -> CompanionRadio {
         let radio = CompanionRadio(
-            name: name, publicKey: key(for: name), timeline: timeline, startEpoch: epoch, hops: hops,
+            name: name, identity: identity(for: name), timeline: timeline, startEpoch: epoch, hops: hops,
             configuration: configuration, logger: logger)
         radio.network = self
         radios.append(radio)
@@ -98,7 +107,7 @@ public final class MeshNetwork {
     /// Adds a scripted node.
     @discardableResult
     public func addNode(name: String, hops: Int, type: MeshContactType = .chat, echoBot: Bool = false) -> MeshNode {
-        let node = MeshNode(name: name, publicKey: key(for: name), type: type, hops: hops, echoBot: echoBot)
+        let node = MeshNode(name: name, identity: identity(for: name), type: type, hops: hops, echoBot: echoBot)
         node.network = self
         nodes.append(node)
         return node
@@ -302,22 +311,37 @@ public final class MeshNetwork {
 
     /// An advert reaches neighbours (zero-hop) or the whole mesh (flood).
     func advertise(from radio: CompanionRadio, flood: Bool) {
-        advertise(from: .radio(radio), flood: flood, timestamp: radio.clockEpoch)
+        advertise(from: .radio(radio), advert: radio.makeAdvert(), flood: flood)
     }
 
     func advertise(from node: MeshNode, flood: Bool) {
-        advertise(from: .node(node), flood: flood, timestamp: epoch)
+        advertise(from: .node(node), advert: node.makeAdvert(timestamp: epoch), flood: flood)
     }
 
-    private func advertise(from sender: Member, flood: Bool, timestamp: UInt32) {
+    private func advertise(from sender: Member, advert: MeshAdvert?, flood: Bool) {
         report(.advert(from: sender.name, flood: flood))
-        let name = sender.name, key = sender.key, type = sender.type
-        for target in members where target.key != key {
+        guard let advert else {
+            logger.warning("\(sender.name) cannot sign an advert: it has no private key")
+            return
+        }
+        for target in members where target.key != sender.key {
             let hops = distance(sender, target)
             guard flood || hops == 1, case .radio(let radio) = target else { continue }
+            // The repeaters between them, one 1-byte hash each, as a flood records its route.
+            let path = Data((0..<max(0, hops - 1)).map { UInt8(truncatingIfNeeded: $0 + 1) })
             schedule(after: hopLatency * hops) { _ in
-                radio.receiveAdvert(publicKey: key, name: name, type: type, timestamp: timestamp)
+                radio.receiveAdvert(advert, path: path)
             }
+        }
+    }
+
+    /// A radio sends a stored advert again, zero-hop (SHARE_CONTACT): its neighbours hear it.
+    func share(_ advert: MeshAdvert, from radio: CompanionRadio) {
+        radio.countSent(flood: false)
+        let sender = Member.radio(radio)
+        for target in members where target.key != radio.publicKey && target.key != advert.publicKey {
+            guard distance(sender, target) == 1, case .radio(let neighbour) = target else { continue }
+            schedule(after: hopLatency) { _ in neighbour.receiveAdvert(advert, path: Data()) }
         }
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MeshCore
 import TetherSimulator
@@ -31,9 +32,12 @@ public final class MeshNode {
 
     weak var network: MeshNetwork?
 
-    init(name: String, publicKey: Data, type: MeshContactType, hops: Int, echoBot: Bool) {
+    let identity: Curve25519.Signing.PrivateKey
+
+    init(name: String, identity: Curve25519.Signing.PrivateKey, type: MeshContactType, hops: Int, echoBot: Bool) {
         self.name = name
-        self.publicKey = publicKey
+        self.identity = identity
+        self.publicKey = identity.publicKey.rawRepresentation
         self.type = type
         self.hops = hops
         self.echoBot = echoBot
@@ -54,6 +58,11 @@ public final class MeshNode {
     public func advert(flood: Bool = true) {
         guard isOnline else { return }
         network?.advertise(from: self, flood: flood)
+    }
+
+    /// The node's advert, signed with its key.
+    func makeAdvert(timestamp: UInt32) -> MeshAdvert? {
+        try? MeshAdvert(signingKey: identity, timestamp: timestamp, data: MeshAdvertData(type: type, name: name))
     }
 
     func receiveDirect(from sender: String, text: String) {

@@ -45,9 +45,49 @@ import Testing
         (.removeContact(publicKey: S.key), "0F " + S.keyHex),
         (.reboot, "13 72 65 62 6F 6F 74"),
         (.hasConnection(publicKey: S.otherKey), "1C " + S.otherKeyHex),
-        (.other(code: 0x38, payload: Data()), "38"),
+        (.other(code: 0x2C, payload: Data()), "2C"),
         (.resetPath(publicKey: S.key), "0D " + S.keyHex),
-        (.other(code: 0x11, payload: S.key), "11 " + S.keyHex),
+        (.logout(publicKey: S.key), "1D " + S.keyHex),
+        (.exportContact(publicKey: nil), "11"),
+        (.exportContact(publicKey: S.key), "11 " + S.keyHex),
+        (.setTuningParams(MeshTuningParameters(receiveDelayBase: 1, airtimeFactor: 2)), "15 E8 03 00 00 D0 07 00 00"),
+        (.getTuningParams, "2B"),
+        (.exportPrivateKey, "17"),
+        (.importPrivateKey(S.key + S.otherKey), "18 " + S.keyHex + " " + S.otherKeyHex),
+        (.signStart, "21"),
+        (.signData(S.hex("01 02 03")), "22 01 02 03"),
+        (.signFinish, "23"),
+        (.setDevicePin(123_456), "25 40 E2 01 00"),
+        (.setDevicePin(0), "25 00 00 00 00"),
+        (
+            .setOtherParams(MeshOtherParameters(
+                manualAddContacts: true,
+                telemetryModes: MeshTelemetryModes(base: .allowAll, location: .byContactFlags, environment: .deny),
+                sharesLocationInAdverts: true, multiAcks: 1)),
+            "26 01 06 01 01"
+        ),
+        (.getCustomVars, "28"),
+        (.setCustomVar(MeshCustomVariable(name: "gps", value: "1")), "29 67 70 73 3A 31"),
+        (.getAdvertPath(publicKey: S.key), "2A 00 " + S.keyHex),
+        (.factoryReset, "33 72 65 73 65 74"),
+        (.getStats(.core), "38 00"),
+        (.getStats(.radio), "38 01"),
+        (.getStats(.packets), "38 02"),
+        (.setAutoAddConfig(MeshAutoAddConfiguration(options: [.overwriteOldest, .chat, .repeater, .roomServer], maxHops: 2)), "3A 0F 02"),
+        (.setAutoAddConfig(MeshAutoAddConfiguration(options: [.sensor], maxHops: nil)), "3A 10"),
+        (.getAutoAddConfig, "3B"),
+        (.getAllowedRepeatFrequencies, "3C"),
+        (.setPathHashMode(2), "3D 00 02"),
+        (.setFloodScope(.useDefault), "36 00"),
+        (.setFloodScope(.unscoped), "36 01"),
+        // The layout reference's fixture: the scope of region "test" is SHA-256("#test")[0..<16].
+        (.setFloodScope(.region("test")), "36 00 9C D8 FC F2 2A 47 33 3B 59 1D 96 A2 B8 48 B7 3F"),
+        (
+            .setDefaultFloodScope(MeshFloodScope(region: "#europe")),
+            "3F 65 75 72 6F 70 65 " + S.zeros(25) + " E8 15 67 C8 24 FA 51 C4 65 42 C6 2B 81 3D A6 8E"
+        ),
+        (.setDefaultFloodScope(nil), "3F"),
+        (.getDefaultFloodScope, "40"),
     ]
 
     @Test func everyCommandEncodesToItsExactBytes() throws {
@@ -149,7 +189,15 @@ import Testing
         #expect(try MeshCoreCommand(decoding: S.hex("13 72 65 62 6F 6F 74 21")) == .reboot)
         // Codes without a dedicated case stay raw.
         #expect(try MeshCoreCommand(decoding: S.hex("FE 01 02")) == .other(code: 0xFE, payload: S.hex("01 02")))
-        #expect(try MeshCoreCommand(decoding: S.hex("11 01")) == .other(code: 0x11, payload: S.hex("01")))
+        #expect(try MeshCoreCommand(decoding: S.hex("2C 01")) == .other(code: 0x2C, payload: S.hex("01")))
+        // EXPORT_CONTACT shorter than a key exports the radio's own card.
+        #expect(try MeshCoreCommand(decoding: S.hex("11 01")) == .exportContact(publicKey: nil))
+        // SET_FLOOD_SCOPE_KEY with 1 to 15 key bytes falls back to the default scope.
+        #expect(try MeshCoreCommand(decoding: S.hex("36 00 01 02")) == .setFloodScope(.useDefault))
+        // SET_DEFAULT_FLOOD_SCOPE shorter than name and key clears it.
+        #expect(try MeshCoreCommand(decoding: S.hex("3F 41 42")) == .setDefaultFloodScope(nil))
+        // SET_OTHER_PARAMS: a shorter frame decodes with the missing settings off.
+        #expect(try MeshCoreCommand(decoding: S.hex("26 01")) == .setOtherParams(MeshOtherParameters(manualAddContacts: true)))
     }
 
     @Test func decodingRejectsShortFrames() {

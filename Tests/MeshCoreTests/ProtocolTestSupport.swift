@@ -195,9 +195,47 @@ enum ProtocolFrameSamples {
             "LOG_RX_DATA", "88 1C E4 11 22 33", .other(code: 0x88, payload: S.hex("1C E4 11 22 33")),
             decodablePrefixes: Set(1...5)),
         .init(
-            "EXPORT_CONTACT", "0B 11 22 33", .other(code: 0x0B, payload: S.hex("11 22 33")),
+            "EXPORT_CONTACT", "0B 11 22 33", .exportedContact(packet: S.hex("11 22 33")),
             decodablePrefixes: Set(1...3)),
-        .init("STATS", "18 00 01", .other(code: 0x18, payload: S.hex("00 01")), decodablePrefixes: [1, 2]),
+        .init("PRIVATE_KEY", "0E " + S.keyHex + " " + S.otherKeyHex, .privateKey(S.key + S.otherKey)),
+        .init("SIGN_START", "13 00 00 20 00 00", .signStart(maximumLength: 8_192)),
+        .init("SIGNATURE", "14 " + S.otherKeyHex + " " + S.keyHex, .signature(S.otherKey + S.key)),
+        .init(
+            "CUSTOM_VARS", "15 67 70 73 3A 31 2C 78 3A 32",
+            .customVariables([MeshCustomVariable(name: "gps", value: "1"), MeshCustomVariable(name: "x", value: "2")]),
+            decodablePrefixes: [1, 5, 6, 9]),
+        .init(
+            "ADVERT_PATH", "16 80 00 92 65 42 0A 0B 0C 0D",
+            .advertPath(MeshAdvertPath(receivedAt: 1_704_067_200, path: S.hex("0A 0B 0C 0D"), hashSize: 2))),
+        .init(
+            "TUNING_PARAMS", "17 E8 03 00 00 D0 07 00 00",
+            .tuningParameters(MeshTuningParameters(receiveDelayBase: 1, airtimeFactor: 2))),
+        .init(
+            "STATS core", "18 00 A4 0F 10 0E 00 00 01 00 03",
+            .stats(.core(MeshStats.Core(batteryMillivolts: 4004, uptimeSeconds: 3600, errorFlags: 1, outboundQueueLength: 3)))),
+        .init(
+            "STATS radio", "18 01 92 FF BA 14 3C 00 00 00 78 00 00 00",
+            .stats(.radio(MeshStats.Radio(
+                noiseFloor: -110, lastRSSI: -70, lastSNR: 5, transmitAirtimeSeconds: 60, receiveAirtimeSeconds: 120)))),
+        .init(
+            "STATS packets",
+            "18 02 0A 00 00 00 14 00 00 00 05 00 00 00 0F 00 00 00 04 00 00 00 06 00 00 00 01 00 00 00",
+            .stats(.packets(MeshStats.Packets(
+                received: 10, sent: 20, sentFlood: 5, sentDirect: 15, receivedFlood: 4, receivedDirect: 6, receiveErrors: 1))),
+            decodablePrefixes: [26]),
+        .init("STATS unknown kind", "18 07 01", .stats(.other(kind: 7, payload: S.hex("01"))), decodablePrefixes: [2]),
+        .init(
+            "AUTOADD_CONFIG", "19 0E 03",
+            .autoAddConfiguration(MeshAutoAddConfiguration(options: [.chat, .repeater, .roomServer], maxHops: 3)),
+            decodablePrefixes: [2]),
+        .init(
+            "ALLOWED_REPEAT_FREQ", "1A 68 9B 06 00 68 9B 06 00 77 44 0D 00 77 44 0D 00",
+            .allowedRepeatFrequencies([433_000...433_000, 869_495...869_495]),
+            decodablePrefixes: [1, 9]),
+        .init(
+            "DEFAULT_FLOOD_SCOPE", "1C 65 75 72 6F 70 65 " + S.zeros(25) + " E8 15 67 C8 24 FA 51 C4 65 42 C6 2B 81 3D A6 8E",
+            .defaultFloodScope(MeshFloodScope(region: "europe")), decodablePrefixes: [1]),
+        .init("DEFAULT_FLOOD_SCOPE none", "1C", .defaultFloodScope(nil)),
         .init("unknown code", "42 01 02", .other(code: 0x42, payload: S.hex("01 02")), decodablePrefixes: [1, 2]),
         .init("unknown push", "A5", .other(code: 0xA5, payload: Data())),
     ]

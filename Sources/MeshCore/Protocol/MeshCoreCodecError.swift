@@ -8,6 +8,9 @@ public enum MeshCoreDecodeError: Error, Sendable, Hashable, CustomStringConverti
     case tooLarge(Int)
     /// The frame's bytes are inconsistent.
     case malformed(code: UInt8, reason: String)
+    /// The frame is well formed but a value is outside what the command takes (the radio
+    /// answers `ERR 6`, illegal argument).
+    case invalidValue(code: UInt8, reason: String)
 
     /// A short human-readable explanation.
     public var description: String {
@@ -20,6 +23,8 @@ public enum MeshCoreDecodeError: Error, Sendable, Hashable, CustomStringConverti
             "frame of \(size) bytes exceeds the \(MeshCoreFrameLimits.maximumFrameSize)-byte maximum"
         case .malformed(let code, let reason):
             "frame 0x\(MeshCoreDecodeError.hex(code)) malformed: \(reason)"
+        case .invalidValue(let code, let reason):
+            "frame 0x\(MeshCoreDecodeError.hex(code)) has an invalid value: \(reason)"
         }
     }
 

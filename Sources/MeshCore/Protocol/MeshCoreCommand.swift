@@ -56,6 +56,62 @@ public enum MeshCoreCommand: Sendable, Hashable {
     /// `SET_RADIO_PARAMS`: `0B` + frequency (kHz, `UInt32`), bandwidth (Hz, `UInt32`),
     /// spreading factor, coding rate, and whether the radio repeats (protocol 9).
     case setRadioParams(MeshRadioParameters)
+    /// `LOGOUT`: `1D` + the 32-byte public key: ends the session with a repeater or room
+    /// server. Answered with `OK`.
+    case logout(publicKey: Data)
+    /// `EXPORT_CONTACT`: `11` for the radio's own card, `11` + a contact's 32-byte key for the
+    /// advert the radio keeps of it. Answered with `EXPORT_CONTACT`.
+    case exportContact(publicKey: Data?)
+    /// `IMPORT_CONTACT`: `12` + a contact card's packet (``MeshContactCard/packet``). The radio
+    /// checks the signature and adds the contact as if it had heard the advert. Answered with `OK`.
+    case importContact(packet: Data)
+    /// `SET_TUNING_PARAMS`: `15` + both values × 1000 as `UInt32`. Answered with `OK`.
+    case setTuningParams(MeshTuningParameters)
+    /// `GET_TUNING_PARAMS`: `2B`. Answered with `TUNING_PARAMS`.
+    case getTuningParams
+    /// `EXPORT_PRIVATE_KEY`: `17`. Answered with `PRIVATE_KEY`, or `DISABLED` on builds without it.
+    case exportPrivateKey
+    /// `IMPORT_PRIVATE_KEY`: `18` + the 64-byte private key. Answered with `OK`.
+    case importPrivateKey(Data)
+    /// `SIGN_START`: `21`: starts signing with the node's key. Answered with `SIGN_START`.
+    case signStart
+    /// `SIGN_DATA`: `22` + the next chunk of data to sign. Answered with `OK`.
+    case signData(Data)
+    /// `SIGN_FINISH`: `23`. Answered with `SIGNATURE`.
+    case signFinish
+    /// `SET_DEVICE_PIN`: `25` + the BLE PIN as `UInt32` (0 for the board's default, else six
+    /// digits). Answered with `OK`.
+    case setDevicePin(UInt32)
+    /// `SET_OTHER_PARAMS`: `26` + manual add, telemetry modes, location policy, multi-acks.
+    /// Answered with `OK`.
+    case setOtherParams(MeshOtherParameters)
+    /// `GET_CUSTOM_VARS`: `28`. Answered with `CUSTOM_VARS`.
+    case getCustomVars
+    /// `SET_CUSTOM_VAR`: `29` + `name:value`. Answered with `OK`.
+    case setCustomVar(MeshCustomVariable)
+    /// `GET_ADVERT_PATH`: `2A 00` + the 32-byte public key. Answered with `ADVERT_PATH`.
+    case getAdvertPath(publicKey: Data)
+    /// `FACTORY_RESET`: `33` + "reset": erases everything and reboots.
+    case factoryReset
+    /// `GET_STATS`: `38` + the kind. Answered with `STATS`.
+    case getStats(MeshStatsKind)
+    /// `SET_AUTOADD_CONFIG`: `3A` + the options and the hop limit. Answered with `OK`.
+    case setAutoAddConfig(MeshAutoAddConfiguration)
+    /// `GET_AUTOADD_CONFIG`: `3B`. Answered with `AUTOADD_CONFIG`.
+    case getAutoAddConfig
+    /// `GET_ALLOWED_REPEAT_FREQ`: `3C`. Answered with `ALLOWED_REPEAT_FREQ`.
+    case getAllowedRepeatFrequencies
+    /// `SET_PATH_HASH_MODE`: `3D 00` + the mode (0, 1, 2: hop hashes of 1, 2 or 3 bytes in
+    /// the floods this node starts). Answered with `OK`.
+    case setPathHashMode(UInt8)
+    /// `SET_FLOOD_SCOPE_KEY`: `36 00` + a 16-byte key, `36 00` to fall back to the default
+    /// scope, `36 01` for unscoped floods. Lasts until the radio reboots. Answered with `OK`.
+    case setFloodScope(MeshFloodScopeOverride)
+    /// `SET_DEFAULT_FLOOD_SCOPE`: `3F` + the name (31 bytes, NUL-padded) and key, or a bare `3F`
+    /// to clear it. Kept across reboots. Answered with `OK`.
+    case setDefaultFloodScope(MeshFloodScope?)
+    /// `GET_DEFAULT_FLOOD_SCOPE`: `40`. Answered with `DEFAULT_FLOOD_SCOPE`.
+    case getDefaultFloodScope
     /// Any other command: the code byte and the bytes after it, raw.
     case other(code: UInt8, payload: Data)
 
@@ -93,6 +149,12 @@ public enum MeshCoreCommand: Sendable, Hashable {
     static let appStartReserved = Data([0x03, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20])
     /// The confirmation REBOOT carries after its code.
     static let rebootMagic = Data("reboot".utf8)
+    /// The confirmation FACTORY_RESET carries after its code.
+    static let factoryResetMagic = Data("reset".utf8)
+    /// The length of a private key as the radio exports it.
+    public static let privateKeySize = 64
+    /// The BLE PINs the radio takes besides 0 (its default).
+    public static let devicePinRange: ClosedRange<UInt32> = 100_000...999_999
     /// The longest advert name, in bytes.
     package static let maximumAdvertNameBytes = 31
     /// The length of a destination key prefix.
@@ -124,6 +186,30 @@ public enum MeshCoreCommand: Sendable, Hashable {
         case .setRadioTxPower: MeshCoreCommandCode.setRadioTxPower.rawValue
         case .setAdvertLatLon: MeshCoreCommandCode.setAdvertLatLon.rawValue
         case .setRadioParams: MeshCoreCommandCode.setRadioParams.rawValue
+        case .logout: MeshCoreCommandCode.logout.rawValue
+        case .exportContact: MeshCoreCommandCode.exportContact.rawValue
+        case .importContact: MeshCoreCommandCode.importContact.rawValue
+        case .setTuningParams: MeshCoreCommandCode.setTuningParams.rawValue
+        case .getTuningParams: MeshCoreCommandCode.getTuningParams.rawValue
+        case .exportPrivateKey: MeshCoreCommandCode.exportPrivateKey.rawValue
+        case .importPrivateKey: MeshCoreCommandCode.importPrivateKey.rawValue
+        case .signStart: MeshCoreCommandCode.signStart.rawValue
+        case .signData: MeshCoreCommandCode.signData.rawValue
+        case .signFinish: MeshCoreCommandCode.signFinish.rawValue
+        case .setDevicePin: MeshCoreCommandCode.setDevicePin.rawValue
+        case .setOtherParams: MeshCoreCommandCode.setOtherParams.rawValue
+        case .getCustomVars: MeshCoreCommandCode.getCustomVars.rawValue
+        case .setCustomVar: MeshCoreCommandCode.setCustomVar.rawValue
+        case .getAdvertPath: MeshCoreCommandCode.getAdvertPath.rawValue
+        case .factoryReset: MeshCoreCommandCode.factoryReset.rawValue
+        case .getStats: MeshCoreCommandCode.getStats.rawValue
+        case .setAutoAddConfig: MeshCoreCommandCode.setAutoAddConfig.rawValue
+        case .getAutoAddConfig: MeshCoreCommandCode.getAutoAddConfig.rawValue
+        case .getAllowedRepeatFrequencies: MeshCoreCommandCode.getAllowedRepeatFrequencies.rawValue
+        case .setPathHashMode: MeshCoreCommandCode.setPathHashMode.rawValue
+        case .setFloodScope: MeshCoreCommandCode.setFloodScopeKey.rawValue
+        case .setDefaultFloodScope: MeshCoreCommandCode.setDefaultFloodScope.rawValue
+        case .getDefaultFloodScope: MeshCoreCommandCode.getDefaultFloodScope.rawValue
         case .other(let code, _): code
         }
     }
@@ -164,7 +250,7 @@ public enum MeshCoreCommand: Sendable, Hashable {
         case .getChannel(let index):
             writer.u8(index)
         case .removeContact(let key), .hasConnection(let key), .resetPath(let key), .getContactByKey(let key),
-             .shareContact(let key):
+             .shareContact(let key), .logout(let key):
             try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
             writer.bytes(key)
         case .setChannel(let channel):
@@ -201,9 +287,65 @@ public enum MeshCoreCommand: Sendable, Hashable {
             writer.bool(radio.repeats)
         case .reboot:
             writer.bytes(Self.rebootMagic)
+        case .factoryReset:
+            writer.bytes(Self.factoryResetMagic)
+        case .exportContact(let key):
+            if let key {
+                try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
+                writer.bytes(key)
+            }
+        case .importContact(let packet):
+            // The radio refuses anything shorter than an advert's fixed part.
+            guard packet.count >= Self.minimumImportPacket else {
+                throw .invalidArgument("a contact card's packet is at least \(Self.minimumImportPacket) bytes, got \(packet.count)")
+            }
+            writer.bytes(packet)
+        case .setTuningParams(let tuning):
+            tuning.encode(into: &writer)
+        case .importPrivateKey(let key):
+            try Self.check(key, length: Self.privateKeySize, name: "private key")
+            writer.bytes(key)
+        case .signData(let chunk):
+            guard !chunk.isEmpty else { throw .invalidArgument("an empty chunk to sign") }
+            writer.bytes(chunk)
+        case .setDevicePin(let pin):
+            guard pin == 0 || Self.devicePinRange.contains(pin) else {
+                throw .invalidArgument("a BLE PIN is 0 (the default) or six digits, got \(pin)")
+            }
+            writer.u32(pin)
+        case .setOtherParams(let parameters):
+            parameters.encode(into: &writer)
+        case .setCustomVar(let variable):
+            writer.string(try variable.encoded())
+        case .getAdvertPath(let key):
+            try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
+            writer.u8(0)
+            writer.bytes(key)
+        case .getStats(let kind):
+            writer.u8(kind.rawValue)
+        case .setAutoAddConfig(let configuration):
+            configuration.encode(into: &writer)
+        case .setPathHashMode(let mode):
+            guard mode <= 2 else { throw .invalidArgument("path hash mode is 0, 1 or 2 (1-, 2- or 3-byte hashes), got \(mode)") }
+            writer.u8(0)
+            writer.u8(mode)
+        case .setFloodScope(let scope):
+            switch scope {
+            case .key(let key):
+                try Self.check(key, length: MeshFloodScope.keySize, name: "flood scope key")
+                writer.u8(0)
+                writer.bytes(key)
+            case .useDefault:
+                writer.u8(0)
+            case .unscoped:
+                writer.u8(1)
+            }
+        case .setDefaultFloodScope(let scope):
+            if let scope { try scope.encode(into: &writer) }
         case .other(_, let payload):
             writer.bytes(payload)
-        case .getDeviceTime, .syncNextMessage, .getBatteryAndStorage:
+        case .getDeviceTime, .syncNextMessage, .getBatteryAndStorage, .getTuningParams, .exportPrivateKey, .signStart,
+             .signFinish, .getCustomVars, .getAutoAddConfig, .getAllowedRepeatFrequencies, .getDefaultFloodScope:
             break
         }
         guard writer.data.count <= MeshCoreFrameLimits.maximumFrameSize else {
@@ -211,6 +353,9 @@ public enum MeshCoreCommand: Sendable, Hashable {
         }
         return writer.data
     }
+
+    /// The shortest packet `IMPORT_CONTACT` takes (the firmware's guard: a frame over 98 bytes).
+    static let minimumImportPacket = 98
 
     private static func check(_ bytes: Data, length: Int, name: String) throws(MeshCoreEncodeError) {
         guard bytes.count == length else {
@@ -320,6 +465,93 @@ public enum MeshCoreCommand: Sendable, Hashable {
                 throw .malformed(code: code, reason: "REBOOT without its \"reboot\" confirmation")
             }
             self = .reboot
+        case .factoryReset:
+            guard reader.remaining >= Self.factoryResetMagic.count,
+                try reader.bytes(Self.factoryResetMagic.count) == Self.factoryResetMagic
+            else {
+                throw .malformed(code: code, reason: "FACTORY_RESET without its \"reset\" confirmation")
+            }
+            self = .factoryReset
+        case .logout:
+            self = .logout(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .exportContact:
+            // Shorter than a key: the radio's own card.
+            self = .exportContact(publicKey: reader.remaining >= MeshContact.publicKeySize ? try reader.bytes(MeshContact.publicKeySize) : nil)
+        case .importContact:
+            guard reader.remaining >= Self.minimumImportPacket else {
+                throw .truncated(code: code, needed: 1 + Self.minimumImportPacket, got: frame.count)
+            }
+            self = .importContact(packet: reader.rest())
+        case .setTuningParams:
+            self = .setTuningParams(try MeshTuningParameters.decode(from: &reader))
+        case .getTuningParams:
+            self = .getTuningParams
+        case .exportPrivateKey:
+            self = .exportPrivateKey
+        case .importPrivateKey:
+            self = .importPrivateKey(try reader.bytes(Self.privateKeySize))
+        case .signStart:
+            self = .signStart
+        case .signData:
+            try reader.require(1)
+            self = .signData(reader.rest())
+        case .signFinish:
+            self = .signFinish
+        case .setDevicePin:
+            self = .setDevicePin(try reader.u32())
+        case .setOtherParams:
+            self = .setOtherParams(try MeshOtherParameters.decode(from: &reader))
+        case .getCustomVars:
+            self = .getCustomVars
+        case .setCustomVar:
+            try reader.require(3)
+            let text = reader.restString()
+            guard let variable = MeshCustomVariable.parse(pair: text) else {
+                throw .invalidValue(code: code, reason: "SET_CUSTOM_VAR without name:value")
+            }
+            self = .setCustomVar(variable)
+        case .getAdvertPath:
+            try reader.require(1 + MeshContact.publicKeySize)
+            _ = try reader.u8()
+            self = .getAdvertPath(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .getStats:
+            let raw = try reader.u8()
+            guard let kind = MeshStatsKind(rawValue: raw) else {
+                throw .invalidValue(code: code, reason: "statistics of kind \(raw)")
+            }
+            self = .getStats(kind)
+        case .setAutoAddConfig:
+            self = .setAutoAddConfig(try MeshAutoAddConfiguration.decode(from: &reader))
+        case .getAutoAddConfig:
+            self = .getAutoAddConfig
+        case .getAllowedRepeatFrequencies:
+            self = .getAllowedRepeatFrequencies
+        case .setPathHashMode:
+            guard try reader.u8() == 0 else { throw .malformed(code: code, reason: "SET_PATH_HASH_MODE's second byte must be 0") }
+            self = .setPathHashMode(try reader.u8())
+        case .setFloodScopeKey:
+            switch try reader.u8() {
+            case 0:
+                self = .setFloodScope(reader.remaining >= MeshFloodScope.keySize ? .key(try reader.bytes(MeshFloodScope.keySize)) : .useDefault)
+            case 1:
+                self = .setFloodScope(.unscoped)
+            case let other:
+                throw .malformed(code: code, reason: "SET_FLOOD_SCOPE_KEY mode \(other)")
+            }
+        case .setDefaultFloodScope:
+            guard reader.remaining >= MeshFloodScope.nameField + MeshFloodScope.keySize else {
+                self = .setDefaultFloodScope(nil)
+                return
+            }
+            let nameField = try reader.bytes(MeshFloodScope.nameField)
+            let length = nameField.firstIndex(of: 0).map { $0 - nameField.startIndex } ?? nameField.count
+            guard (1...MeshFloodScope.maximumNameBytes).contains(length) else {
+                throw .invalidValue(code: code, reason: "a default scope's name of \(length) bytes")
+            }
+            self = .setDefaultFloodScope(MeshFloodScope(
+                name: MeshCoreText.decode(nulPadded: nameField), key: try reader.bytes(MeshFloodScope.keySize)))
+        case .getDefaultFloodScope:
+            self = .getDefaultFloodScope
         default:
             self = .other(code: code, payload: reader.rest())
         }

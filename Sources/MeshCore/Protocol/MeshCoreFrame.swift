@@ -49,6 +49,30 @@ public enum MeshCoreFrame: Sendable, Hashable {
     case contactDeleted(publicKey: Data)
     /// `CONTACTS_FULL` push: the contact table is full.
     case contactsFull
+    /// `EXPORT_CONTACT`: a contact card's packet (parse it with
+    /// ``MeshContactCard/init(packet:)``; kept raw so a card this library cannot read still
+    /// reaches the caller).
+    case exportedContact(packet: Data)
+    /// `PRIVATE_KEY`: the node's 64-byte private key.
+    case privateKey(Data)
+    /// `SIGN_START`: signing began; at most this many bytes may be signed.
+    case signStart(maximumLength: UInt32)
+    /// `SIGNATURE`: the 64-byte Ed25519 signature over the data sent with `SIGN_DATA`.
+    case signature(Data)
+    /// `CUSTOM_VARS`: the board's custom variables.
+    case customVariables([MeshCustomVariable])
+    /// `ADVERT_PATH`: the route of a contact's latest advert.
+    case advertPath(MeshAdvertPath)
+    /// `TUNING_PARAMS`: the radio's timing parameters.
+    case tuningParameters(MeshTuningParameters)
+    /// `STATS`: core, radio or packet statistics.
+    case stats(MeshStats)
+    /// `AUTOADD_CONFIG`: which nodes are added by themselves in manual-add mode.
+    case autoAddConfiguration(MeshAutoAddConfiguration)
+    /// `ALLOWED_REPEAT_FREQ`: the frequency ranges (kHz) the radio may repeat on.
+    case allowedRepeatFrequencies([ClosedRange<UInt32>])
+    /// `DEFAULT_FLOOD_SCOPE`: the scope kept across reboots, nil when there is none.
+    case defaultFloodScope(MeshFloodScope?)
     /// Any code without a dedicated case, with the bytes after the code byte.
     case other(code: UInt8, payload: Data)
 
@@ -112,8 +136,41 @@ public enum MeshCoreFrame: Sendable, Hashable {
             return .channelInfo(try ChannelInfo.decode(from: &reader))
         case .disabled:
             return .disabled
-        case .exportContact, .privateKey, .stats, .signStart, .signature, .customVars, .advertPath, .tuningParams,
-             .autoAddConfig, .allowedRepeatFrequencies, .channelDataReceived, .defaultFloodScope, .cliReply:
+        case .exportContact:
+            return .exportedContact(packet: reader.rest())
+        case .privateKey:
+            return .privateKey(try reader.bytes(MeshCoreCommand.privateKeySize))
+        case .signStart:
+            _ = try reader.u8()
+            return .signStart(maximumLength: try reader.u32())
+        case .signature:
+            return .signature(try reader.bytes(MeshAdvert.signatureSize))
+        case .customVars:
+            guard let variables = MeshCustomVariable.parse(list: reader.restString()) else {
+                throw .malformed(code: response.rawValue, reason: "a custom variable without name:value")
+            }
+            return .customVariables(variables)
+        case .advertPath:
+            return .advertPath(try MeshAdvertPath.decode(from: &reader))
+        case .tuningParams:
+            return .tuningParameters(try MeshTuningParameters.decode(from: &reader))
+        case .stats:
+            return .stats(try MeshStats.decode(from: &reader))
+        case .autoAddConfig:
+            return .autoAddConfiguration(try MeshAutoAddConfiguration.decode(from: &reader))
+        case .allowedRepeatFrequencies:
+            guard reader.remaining % 8 == 0 else {
+                throw .malformed(code: response.rawValue, reason: "\(reader.remaining) bytes are not whole frequency ranges")
+            }
+            var ranges: [ClosedRange<UInt32>] = []
+            while reader.remaining >= 8 {
+                let lower = try reader.u32(), upper = try reader.u32()
+                ranges.append(min(lower, upper)...max(lower, upper))
+            }
+            return .allowedRepeatFrequencies(ranges)
+        case .defaultFloodScope:
+            return .defaultFloodScope(try MeshFloodScope.decodeIfPresent(from: &reader))
+        case .channelDataReceived, .cliReply:
             return .other(code: response.rawValue, payload: reader.rest())
         }
     }
@@ -167,6 +224,17 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .newAdvert: MeshCorePushCode.newAdvert.rawValue
         case .contactDeleted: MeshCorePushCode.contactDeleted.rawValue
         case .contactsFull: MeshCorePushCode.contactsFull.rawValue
+        case .exportedContact: MeshCoreResponseCode.exportContact.rawValue
+        case .privateKey: MeshCoreResponseCode.privateKey.rawValue
+        case .signStart: MeshCoreResponseCode.signStart.rawValue
+        case .signature: MeshCoreResponseCode.signature.rawValue
+        case .customVariables: MeshCoreResponseCode.customVars.rawValue
+        case .advertPath: MeshCoreResponseCode.advertPath.rawValue
+        case .tuningParameters: MeshCoreResponseCode.tuningParams.rawValue
+        case .stats: MeshCoreResponseCode.stats.rawValue
+        case .autoAddConfiguration: MeshCoreResponseCode.autoAddConfig.rawValue
+        case .allowedRepeatFrequencies: MeshCoreResponseCode.allowedRepeatFrequencies.rawValue
+        case .defaultFloodScope: MeshCoreResponseCode.defaultFloodScope.rawValue
         case .other(let code, _): code
         }
     }
@@ -212,6 +280,35 @@ public enum MeshCoreFrame: Sendable, Hashable {
             writer.bytes(key, fixed: MeshContact.publicKeySize)
         case .sendConfirmed(let confirmation):
             confirmation.encode(into: &writer)
+        case .exportedContact(let packet):
+            writer.bytes(packet)
+        case .privateKey(let key):
+            writer.bytes(key, fixed: MeshCoreCommand.privateKeySize)
+        case .signStart(let maximumLength):
+            writer.u8(0)
+            writer.u32(maximumLength)
+        case .signature(let signature):
+            writer.bytes(signature, fixed: MeshAdvert.signatureSize)
+        case .customVariables(let variables):
+            writer.string(MeshCustomVariable.list(variables, limit: MeshCoreFrameLimits.maximumFrameSize - 1))
+        case .advertPath(let path):
+            path.encode(into: &writer)
+        case .tuningParameters(let tuning):
+            tuning.encode(into: &writer)
+        case .stats(let stats):
+            stats.encode(into: &writer)
+        case .autoAddConfiguration(let configuration):
+            configuration.encode(into: &writer)
+        case .allowedRepeatFrequencies(let ranges):
+            for range in ranges {
+                writer.u32(range.lowerBound)
+                writer.u32(range.upperBound)
+            }
+        case .defaultFloodScope(let scope):
+            if let scope {
+                writer.string(scope.name, fixed: MeshFloodScope.nameField)
+                writer.bytes(scope.key, fixed: MeshFloodScope.keySize)
+            }
         case .other(_, let payload):
             writer.bytes(payload)
         case .noMoreMessages, .disabled, .messageWaiting, .contactsFull:

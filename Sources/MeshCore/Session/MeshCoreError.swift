@@ -24,6 +24,8 @@ public enum MeshCoreError: Error, Sendable, Hashable, LocalizedError {
     case startupFailed(step: String, reason: String)
     /// The radio's reply to `command` went on far beyond any real one (`frames` so far).
     case replyTooLong(command: String, frames: Int)
+    /// The radio answered `command` with something that cannot be what it asked for.
+    case malformedReply(command: String, reason: String)
 
     public var errorDescription: String? {
         switch self {
@@ -38,6 +40,7 @@ public enum MeshCoreError: Error, Sendable, Hashable, LocalizedError {
         case .unknownContact(let name): "No contact named \(name)"
         case .startupFailed(let step, let reason): "Startup step \(step) failed: \(reason)"
         case .replyTooLong(let command, let frames): "The radio's reply to \(command) did not end after \(frames) frames"
+        case .malformedReply(let command, let reason): "The radio's reply to \(command) is unusable: \(reason)"
         }
     }
 

@@ -28,4 +28,24 @@ extension MeshCoreSession {
     public func removeChannel(_ index: UInt8) async throws {
         try await setChannel(index, name: "", secret: Data(count: MeshChannelSecret.size))
     }
+
+    /// Sets a channel from its record (index, name, 16-byte secret).
+    public func setChannel(_ channel: ChannelInfo) async throws {
+        _ = try await execute(.setChannel(channel), expectingOK)
+    }
+
+    /// The lowest channel slot that is empty (no name, zero secret).
+    ///
+    /// - Throws: ``MeshCoreError/commandFailed(command:code:)`` with `tableFull` when every
+    ///   slot is in use.
+    public func firstFreeChannelSlot() async throws -> UInt8 {
+        let info: DeviceInfo
+        if let known = deviceInfo { info = known } else { info = try await deviceQuery() }
+        let count = info.maxChannels
+        for index in 0..<count {
+            let channel = try await channel(index)
+            if channel.name.isEmpty && channel.secret.allSatisfy({ $0 == 0 }) { return index }
+        }
+        throw MeshCoreError.commandFailed(command: "\(MeshCoreCommandCode.setChannel)", code: .tableFull)
+    }
 }

@@ -152,6 +152,17 @@ public actor MeshCoreSession {
         return info
     }
 
+    /// Asks the radio for its identity and settings again (`APP_START`, which it answers at any
+    /// time) and updates ``selfInfo``.
+    @discardableResult
+    public func refreshSelfInfo() async throws -> SelfInfo {
+        let info = try await request(.appStart(appName: configuration.appName)) { if case .selfInfo(let value) = $0 { value } else { nil } }
+        selfInfo = info
+        return info
+    }
+
+    func cacheSelfInfo(_ info: SelfInfo) { selfInfo = info }
+
     /// Ends the session and disconnects the transport; commands in flight fail with ``MeshCoreError/linkLost``.
     public func stop() async {
         isStarted = false
@@ -448,6 +459,30 @@ public actor MeshCoreSession {
             throw MeshCoreError.timeout(command: name)
         } catch RequestCorrelatorError.replyTooLong(let frames) {
             throw MeshCoreError.replyTooLong(command: name, frames: frames)
+        }
+    }
+
+    /// Sends `command` and returns what `extract` finds in the first frame it recognises.
+    func request<Value: Sendable>(
+        _ command: MeshCoreCommand, _ extract: @escaping @Sendable (MeshCoreFrame) -> Value?
+    ) async throws -> Value {
+        let frames = try await execute(command) { extract($0) == nil ? .notMine : .complete }
+        guard let frame = frames.last, let value = extract(frame) else {
+            throw MeshCoreError.malformedReply(command: Self.name(of: command), reason: "no reply frame")
+        }
+        return value
+    }
+
+    /// Sends a command the radio does not answer (it reboots): returns once it is written.
+    func sendUnanswered(_ command: MeshCoreCommand) async throws {
+        let bytes: Data
+        do { bytes = try command.encoded() } catch { throw MeshCoreError.invalidCommand(error) }
+        await takeTurn()
+        defer { releaseTurn() }
+        do {
+            try await transport.send(bytes)
+        } catch {
+            throw (error as? MeshCoreError) ?? MeshCoreError.transport("\(error.localizedDescription)")
         }
     }
 

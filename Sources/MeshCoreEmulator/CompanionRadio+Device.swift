@@ -26,13 +26,22 @@ extension CompanionRadio {
             }
             reply(.exportedContact(packet: packet))
         case .importContact(let packet):
-            guard let card = try? MeshContactCard(packet: packet) else { return reply(.error(.illegalArgument)) }
+            // The firmware refuses only a packet that is not an advert; one that fails to parse
+            // later is answered OK and dropped when it is looped back.
+            guard let header = packet.first, header >> 6 == 0, (header >> 2) & 0x0F == 4 else {
+                return reply(.error(.illegalArgument))
+            }
             reply(.ok(value: nil))
+            guard let card = try? MeshContactCard(packet: packet) else {
+                return logger.info("\(name): imported advert does not parse; dropped")
+            }
             // The firmware loops the packet back as if heard, on its next turn.
             if let network {
-                network.schedule(after: .zero) { [weak self] _ in self?.receiveAdvert(card.advert, path: card.path) }
+                network.schedule(after: .zero) { [weak self] _ in
+                    self?.receiveAdvert(card.advert, path: card.path, pathHashSize: card.pathHashSize)
+                }
             } else {
-                receiveAdvert(card.advert, path: card.path)
+                receiveAdvert(card.advert, path: card.path, pathHashSize: card.pathHashSize)
             }
         case .setTuningParams(let tuning):
             configuration.tuning = tuning
@@ -77,7 +86,7 @@ extension CompanionRadio {
             apply(parameters)
             reply(.ok(value: nil))
         case .getCustomVars:
-            reply(.customVariables(configuration.customVariables))
+            reply(.customVariables(MeshCustomVariable.fitting(configuration.customVariables)))
         case .setCustomVar(let variable):
             guard let index = configuration.customVariables.firstIndex(where: { $0.name == variable.name }) else {
                 return reply(.error(.illegalArgument))

@@ -69,6 +69,10 @@ public final class CompanionRadio {
     var bootTime: Duration
     /// Packet counters for STATS.
     var packetStats = MeshStats.Packets(received: 0, sent: 0, sentFlood: 0, sentDirect: 0, receivedFlood: 0, receivedDirect: 0, receiveErrors: 0)
+    /// The number of the remote request awaited (only the latest one's answer is pushed).
+    var pendingRemote: UInt64 = 0
+    /// The last tag given to a remote request.
+    var remoteTag: UInt32 = 0x5EED_0001
     /// The signal of the last packet heard, for STATS.
     var lastSignal: (rssi: Int8, snr: Double) = (0, 0)
     private var outbox: [Output] = []
@@ -435,16 +439,20 @@ public final class CompanionRadio {
             configuration.spreadingFactor = radio.spreadingFactor
             configuration.codingRate = radio.codingRate
             reply(.ok(value: nil))
-        case .logout(let key):
-            _ = key
-            reply(.ok(value: nil))
+        case .logout:
+            handleRemote(command)
         case .exportContact, .importContact, .setTuningParams, .getTuningParams, .exportPrivateKey, .importPrivateKey,
              .signStart, .signData, .signFinish, .setDevicePin, .setOtherParams, .getCustomVars, .setCustomVar,
              .getAdvertPath, .factoryReset, .getStats, .setAutoAddConfig, .getAutoAddConfig,
              .getAllowedRepeatFrequencies, .setPathHashMode, .setFloodScope, .setDefaultFloodScope,
              .getDefaultFloodScope, .reboot:
             handleDevice(command)
-        case .hasConnection, .other:
+        case .sendLogin, .sendStatusRequest, .sendTelemetryRequest, .sendBinaryRequest, .sendAnonymousRequest,
+             .sendPathDiscoveryRequest, .sendTracePath, .sendControlData, .hasConnection:
+            handleRemote(command)
+        case .other(let code, _) where code == MeshCoreCommandCode.getStats.rawValue:
+            reply(.error(.illegalArgument))
+        case .other:
             reply(.error(.unsupportedCommand))
         }
     }
@@ -572,12 +580,14 @@ public final class CompanionRadio {
         }
     }
 
-    /// A node's advert arrived over `path` (its hop hashes; empty when heard directly).
+    /// A node's advert arrived over `path` (its hop hashes, `pathHashSize` bytes each; empty
+    /// when heard directly).
     ///
-    /// As the firmware: a bad signature or a replayed advert (not newer than the stored one)
-    /// is dropped; a known contact is updated; an unknown node is added when the auto-add
-    /// rules allow it and pushed as NEW_ADVERT otherwise.
-    func receiveAdvert(_ advert: MeshAdvert, path: Data) {
+    /// As the firmware: a bad signature, app data without a name, or a replayed advert (not
+    /// newer than the stored one) is dropped; a known contact is updated; an unknown node is
+    /// added when the auto-add rules allow it and pushed as NEW_ADVERT otherwise. The advert is
+    /// kept for EXPORT_CONTACT and SHARE_CONTACT only when its node is (or becomes) a contact.
+    func receiveAdvert(_ advert: MeshAdvert, path: Data, pathHashSize: Int = 1) {
         let key = advert.publicKey
         guard key != publicKey else { return }
         countReceived(flood: true)
@@ -586,27 +596,33 @@ public final class CompanionRadio {
             return
         }
         let data = advert.data
-        rememberAdvert(advert, path: path)
+        guard let advertName = data.name else {
+            logger.info("\(name): advert without a name from \(key.prefix(6).hexString) dropped")
+            return
+        }
+        let card = MeshContactCard(advert: advert, path: path, pathHashSize: pathHashSize)
         if let index = contacts.firstIndex(where: { $0.publicKey == key }) {
             guard advert.timestamp > contacts[index].lastAdvert else {
                 logger.debug("\(name): replayed advert from \(key.prefix(6).hexString) ignored")
                 return
             }
-            if let advertName = data.name { contacts[index].name = advertName }
+            rememberPath(of: card)
+            contacts[index].name = advertName
             if let latitude = data.latitude, let longitude = data.longitude {
                 contacts[index].latitude = latitude
                 contacts[index].longitude = longitude
             }
             contacts[index].lastAdvert = advert.timestamp
             contacts[index].lastModified = clockEpoch
+            advertBlobs[key] = card
             push(.advert(publicKey: key))
             return
         }
+        rememberPath(of: card)
         var contact = advert.contact
         contact.lastModified = clockEpoch
         let rules = configuration.autoAdd
-        let hops = path.count
-        let wanted = (!manualAddContacts || rules.options.adds(contact.type)) && rules.admits(hops: hops)
+        let wanted = (!manualAddContacts || rules.options.adds(contact.type)) && rules.admits(hops: card.path.count / card.pathHashSize)
         guard wanted else { return push(.newAdvert(contact)) }
         if contacts.count >= configuration.maxContacts {
             guard rules.options.contains(.overwriteOldest),
@@ -621,19 +637,16 @@ public final class CompanionRadio {
             push(.contactDeleted(publicKey: removed.publicKey))
         }
         contacts.append(contact)
+        advertBlobs[key] = card
         push(.advert(publicKey: key))
     }
 
-    private func rememberAdvert(_ advert: MeshAdvert, path: Data) {
-        advertBlobs[advert.publicKey] = MeshContactCard(advert: advert, path: path)
-        recentAdverts.removeAll { $0.publicKey == advert.publicKey }
-        recentAdverts.append((advert.publicKey, MeshAdvertPath(receivedAt: clockEpoch, path: path)))
+    /// The advert-path table: the 16 latest adverts' routes (RAM only).
+    private func rememberPath(of card: MeshContactCard) {
+        let key = card.advert.publicKey
+        recentAdverts.removeAll { $0.publicKey == key }
+        recentAdverts.append((key, MeshAdvertPath(receivedAt: clockEpoch, path: card.path, hashSize: card.pathHashSize)))
         if recentAdverts.count > 16 { recentAdverts.removeFirst() }
-        // Cards of nodes that are neither contacts nor recent are not kept (bounded memory).
-        if advertBlobs.count > configuration.maxContacts + 16 {
-            let kept = Set(contacts.map(\.publicKey)).union(recentAdverts.map(\.publicKey))
-            advertBlobs = advertBlobs.filter { kept.contains($0.key) }
-        }
     }
 
     /// Adds or replaces a contact directly, as if it had advertised earlier (for scenarios and

@@ -119,12 +119,12 @@ public final class MeshNetwork {
     /// The node with this name.
     public func node(named name: String) -> MeshNode? { nodes.first { $0.name == name } }
 
-    /// Puts every other member into `radio`'s contacts, as if each had advertised before
-    /// (path unknown, so the first message floods).
+    /// Puts every other member into `radio`'s contacts, as if each had advertised a second
+    /// ago (path unknown, so the first message floods; their next advert is newer).
     public func introduceAll(to radio: CompanionRadio) {
         for member in members where member.key != radio.publicKey {
             radio.addContact(MeshContact(
-                publicKey: member.key, type: member.type, name: member.name, lastAdvert: epoch,
+                publicKey: member.key, type: member.type, name: member.name, lastAdvert: epoch &- 1,
                 lastModified: radio.clockEpoch))
         }
     }
@@ -331,6 +331,64 @@ public final class MeshNetwork {
             let path = Data((0..<max(0, hops - 1)).map { UInt8(truncatingIfNeeded: $0 + 1) })
             schedule(after: hopLatency * hops) { _ in
                 radio.receiveAdvert(advert, path: path)
+            }
+        }
+    }
+
+    // MARK: Remote requests
+
+    /// A radio's request travels to the node with `key`; `answer` runs there (given the hop
+    /// count), and the frame it returns reaches the radio as a push the same number of hops
+    /// later. Returns false when no node has that key.
+    func request(
+        from radio: CompanionRadio, to key: Data, pending: UInt64?,
+        _ answer: @escaping @SimulationActor (MeshNode, Int) -> MeshCoreFrame?
+    ) -> Bool {
+        guard let node = nodes.first(where: { $0.publicKey == key }) else { return false }
+        let hops = distance(.radio(radio), .node(node))
+        schedule(after: hopLatency * hops) { network in
+            guard node.isOnline, let frame = answer(node, hops) else { return }
+            network.schedule(after: network.hopLatency * hops) { _ in radio.remoteAnswer(frame, pending: pending) }
+        }
+        return true
+    }
+
+    /// The repeaters `node` hears directly (one hop apart), nearest first.
+    func neighbours(of node: MeshNode) -> [MeshNode] {
+        nodes.filter { $0 !== node && $0.type == .repeater && $0.isOnline && abs($0.hops - node.hops) <= 1 }
+    }
+
+    /// The hop hashes a packet from `radio` to the node `hops` away passes (1-byte hashes, the
+    /// same synthetic route the emulator uses for flood paths).
+    static func route(hops: Int) -> Data {
+        Data((0..<max(0, hops - 1)).map { UInt8(truncatingIfNeeded: $0 + 1) })
+    }
+
+    /// A trace from `radio` along repeaters named by their key hashes: it comes back when every
+    /// hash is an online repeater's, with each hop's SNR.
+    func trace(from radio: CompanionRadio, _ request: MeshTraceRequest) {
+        let size = request.hashSize
+        var hops: [MeshTraceResult.Hop] = []
+        for index in 0..<(request.path.count / size) {
+            let hash = Data(request.path.dropFirst(index * size).prefix(size))
+            guard nodes.contains(where: { $0.type == .repeater && $0.isOnline && $0.publicKey.starts(with: hash) }) else { return }
+            hops.append(MeshTraceResult.Hop(hash: hash, snr: Self.snr(hops: 1) - 0.25 * Double(index)))
+        }
+        let result = MeshTraceResult(
+            tag: request.tag, authCode: request.authCode, hashSize: size, hops: hops, finalSNR: Self.snr(hops: 1))
+        schedule(after: hopLatency * (2 * hops.count)) { _ in radio.remoteAnswer(.traceData(result), pending: nil) }
+    }
+
+    /// A zero-hop node discovery from `radio`: online nodes one hop away whose type the request
+    /// asks for answer, each after its own small delay.
+    func discover(from radio: CompanionRadio, _ request: MeshNodeDiscovery) {
+        let sender = Member.radio(radio)
+        for (index, node) in nodes.enumerated() where node.isOnline && distance(sender, .node(node)) == 1 {
+            guard request.typeFilter & (1 << (node.type.rawValue & 0x07)) != 0 else { continue }
+            let key = request.prefixOnly ? Data(node.publicKey.prefix(8)) : node.publicKey
+            let answer = MeshNodeDiscovery.Answer(type: node.type, snrHeard: Self.snr(hops: 1), tag: request.tag, publicKey: key)
+            schedule(after: hopLatency * 2 + .milliseconds(50 * index)) { _ in
+                radio.remoteAnswer(.controlData(snr: Self.snr(hops: 1), rssi: -60, pathLength: 0, payload: answer.payload), pending: nil)
             }
         }
     }

@@ -30,6 +30,25 @@ public final class MeshNode {
     /// Channel messages heard ("Sender: text"), oldest first.
     public private(set) var receivedChannel: [String] = []
 
+    /// Repeaters, room servers and sensors: the administrator's password.
+    public var adminPassword = "password"
+    /// Repeaters, room servers and sensors: the guest password, nil for no guest logins.
+    public var guestPassword: String? = "hello"
+    /// Repeaters: the owner text of `GET_OWNER_INFO` and the owner anonymous request.
+    public var owner = "Tether emulator"
+    /// Repeaters: the regions they flood for (the regions anonymous request).
+    public var regions = ["*", "europe"]
+    /// The battery voltage status and telemetry report.
+    public var batteryMillivolts: UInt16 = 3_950
+    /// The firmware version `GET_OWNER_INFO` reports.
+    public var firmwareVersion = "v1.17.1"
+    /// Room servers: the posts stored.
+    public var posts: [String] = []
+    /// Who is logged in, by public key.
+    public internal(set) var logins: [Data: MeshAccessPermission] = [:]
+    /// Requests answered, for the status counters.
+    var requestsAnswered: UInt32 = 0
+
     weak var network: MeshNetwork?
 
     let identity: Curve25519.Signing.PrivateKey

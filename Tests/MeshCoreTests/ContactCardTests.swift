@@ -208,9 +208,78 @@ import TetherSimulator
         try await world.run {
             try await session.setAutoAddConfiguration(MeshAutoAddConfiguration(options: [.repeater, .overwriteOldest], maxHops: 2))
         }
-        await world.mesh.sim { network.addNode(name: "Distant", hops: 3, type: .repeater).advert() }
+        await world.mesh.sim {
+            network.addNode(name: "Distant", hops: 3, type: .repeater).advert()
+            network.addNode(name: "Close", hops: 2, type: .repeater).advert()
+        }
         await world.mesh.time.advance(.seconds(10))
         #expect(await world.mesh.sim { radio.contact(named: "Distant") } == nil)
+        #expect(await world.mesh.sim { radio.contact(named: "Close") } != nil)
+    }
+
+    @Test func aReplayedAdvertChangesNothingAndANewerOneUpdatesTheContact() async throws {
+        let mesh = await EmulatorMesh()
+        let signer = mesh.network.identity(for: "Alice")
+        let key = mesh.key("Alice")
+        let old = try MeshAdvert(signingKey: signer, timestamp: EmulatorMesh.epoch - 100, data: MeshAdvertData(type: .chat, name: "Old Alice"))
+        let new = try MeshAdvert(signingKey: signer, timestamp: EmulatorMesh.epoch + 100, data: MeshAdvertData(type: .chat, name: "Alice 2"))
+        await mesh.sim { mesh.radio.receiveAdvert(old, path: Data([1])) }
+        #expect(await mesh.sim { mesh.radio.contacts.first { $0.publicKey == key }?.name } == "Alice")
+        #expect(try await mesh.frames(.getAdvertPath(publicKey: key)) == [.error(.notFound)])
+        #expect(try await mesh.frames(.exportContact(publicKey: key)) == [.error(.notFound)])
+        await mesh.sim { mesh.radio.receiveAdvert(new, path: Data([1, 2])) }
+        #expect(await mesh.sim { mesh.radio.contacts.first { $0.publicKey == key }?.name } == "Alice 2")
+        _ = try await mesh.drain()
+        #expect(try await mesh.frames(.exportContact(publicKey: key)) == [.exportedContact(packet: MeshContactCard(advert: new, path: Data([1, 2])).packet)])
+        // Replaying the older one again leaves the card and the path as they are.
+        await mesh.sim { mesh.radio.receiveAdvert(old, path: Data()) }
+        #expect(try await mesh.frames(.exportContact(publicKey: key)) == [.exportedContact(packet: MeshContactCard(advert: new, path: Data([1, 2])).packet)])
+        guard case .advertPath(let path)? = try await mesh.frames(.getAdvertPath(publicKey: key)).first else {
+            Issue.record("no advert path"); return
+        }
+        #expect(path.path == Data([1, 2]))
+        // An advert without a name is dropped.
+        let nameless = try MeshAdvert(signingKey: signer, timestamp: EmulatorMesh.epoch + 200, data: MeshAdvertData(type: .chat))
+        await mesh.sim { mesh.radio.receiveAdvert(nameless, path: Data()) }
+        #expect(await mesh.sim { mesh.radio.contacts.first { $0.publicKey == key }?.lastAdvert } == EmulatorMesh.epoch + 100)
+    }
+
+    @Test func aNodeAddedByHandFromANewAdvertHasNoCardToExport() async throws {
+        var configuration = CompanionRadio.Configuration()
+        configuration.manualAddContacts = true
+        let world = await EmulatorSession(configuration: configuration, introduce: false)
+        try await world.start()
+        let network = world.mesh.network
+        await world.mesh.sim { network.node(named: "Alice")?.advert() }
+        await world.mesh.time.advance(.seconds(5))
+        let heard = await world.events.items.compactMap { event -> MeshContact? in
+            if case .newAdvert(let contact) = event { contact } else { nil }
+        }
+        guard let alice = heard.first(where: { $0.name == "Alice" }) else { Issue.record("no NEW_ADVERT for Alice"); return }
+        let session = world.session
+        try await world.run { try await session.addOrUpdateContact(alice) }
+        await #expect { try await world.run { try await session.exportContact(publicKey: alice.publicKey) } } throws: {
+            EmulatorSession.refusal($0) == .notFound
+        }
+        // Its advert path was kept all the same (the table holds any node's latest advert).
+        #expect(try await world.run { try await session.advertPath(publicKey: alice.publicKey) } != nil)
+    }
+
+    @Test func aCardWithTwoByteHopHashesKeepsItsHashSize() async throws {
+        let mesh = await EmulatorMesh()
+        let signer = mesh.network.identity(for: "Zed")
+        let advert = try MeshAdvert(signingKey: signer, timestamp: EmulatorMesh.epoch + 5, data: MeshAdvertData(type: .chat, name: "Zed"))
+        let card = MeshContactCard(advert: advert, path: S.hex("0A 0B 0C 0D"), pathHashSize: 2)
+        #expect(try await mesh.frames(.importContact(packet: card.packet)) == [.ok(value: nil)])
+        try await mesh.advance(.milliseconds(1))
+        guard case .advertPath(let path)? = try await mesh.frames(.getAdvertPath(publicKey: advert.publicKey)).first(where: { !$0.isPush }) else {
+            Issue.record("no advert path"); return
+        }
+        #expect(path.hashSize == 2 && path.hopCount == 2)
+        #expect(try await mesh.frames(.exportContact(publicKey: advert.publicKey)) == [.exportedContact(packet: card.packet)])
+        // A header that is not an advert's is refused; an advert too short to parse is taken and dropped.
+        #expect(await mesh.sendRaw(Data([0x12, 0x09]) + card.packet.dropFirst()) == [Data([0x01, 0x06])])
+        #expect(await mesh.sendRaw(Data([0x12]) + card.packet.prefix(99)) == [Data([0x00])])
     }
 
     @Test func aChannelLinkTakesTheFirstFreeSlot() async throws {

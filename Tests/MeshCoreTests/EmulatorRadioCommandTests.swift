@@ -202,7 +202,7 @@ import Testing
     }
 
     @Test(arguments: [
-        Data([0x13]) + Data("rebo".utf8), Data([0x09]), Data([0x0B, 1, 2, 3]), Data([0x1C]) + Data(count: 32),
+        Data([0x13]) + Data("rebo".utf8), Data([0x09]), Data([0x0B, 1, 2, 3]), Data([0x1C]) + Data(count: 31),
         Data([0x33]), Data([0x38]), Data([0x7F]), Data([0xFF, 0x00]),
     ])
     func otherCommandsAreUnsupported(_ frame: Data) async {

@@ -88,6 +88,23 @@ import Testing
         ),
         (.setDefaultFloodScope(nil), "3F"),
         (.getDefaultFloodScope, "40"),
+        (.sendLogin(publicKey: S.key, password: "secret"), "1A " + S.keyHex + " 73 65 63 72 65 74"),
+        (.sendStatusRequest(publicKey: S.key), "1B " + S.keyHex),
+        (.sendTelemetryRequest(publicKey: nil), "27 00 00 00"),
+        (.sendTelemetryRequest(publicKey: S.key), "27 00 00 00 " + S.keyHex),
+        (.binaryRequest(to: S.key, .status), "32 " + S.keyHex + " 01"),
+        (.binaryRequest(to: S.key, .accessList), "32 " + S.keyHex + " 05 00 00"),
+        // The layout reference's fixtures: min/max/average over the last hour; 255 neighbours
+        // from the first, newest first, 4-byte prefixes (the last four bytes are a nonce).
+        (.binaryRequest(to: S.key, .minMaxAverage(fromSecondsAgo: 3600, toSecondsAgo: 0)), "32 " + S.keyHex + " 04 10 0E 00 00 00 00 00 00 00 00"),
+        (.binaryRequest(to: S.key, .neighbours(prefixLength: 4, nonce: 0x0403_0201)), "32 " + S.keyHex + " 06 00 FF 00 00 00 04 01 02 03 04"),
+        (.binaryRequest(to: S.key, .ownerInfo), "32 " + S.keyHex + " 07"),
+        (.anonymousRequest(to: S.key, MeshAnonymousRequest(.regions)), "39 " + S.keyHex + " 01 00"),
+        (.anonymousRequest(to: S.key, MeshAnonymousRequest(.clock, replyPath: S.hex("0A 0B 0C 0D"), replyPathHashSize: 2)), "39 " + S.keyHex + " 03 42 0A 0B 0C 0D"),
+        (.sendPathDiscoveryRequest(publicKey: S.key), "34 00 " + S.keyHex),
+        (.sendTracePath(MeshTraceRequest(tag: 1, path: S.hex("A1 B2"))), "24 01 00 00 00 00 00 00 00 00 A1 B2"),
+        (.sendTracePath(MeshTraceRequest(tag: 2, authCode: 3, hashSize: 2, path: S.hex("A1 A2"))), "24 02 00 00 00 03 00 00 00 01 A1 A2"),
+        (.sendControlData(MeshNodeDiscovery(types: [.repeater], tag: 0x1234_5678).payload), "37 81 04 78 56 34 12"),
     ]
 
     @Test func everyCommandEncodesToItsExactBytes() throws {

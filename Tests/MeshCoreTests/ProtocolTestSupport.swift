@@ -192,8 +192,61 @@ enum ProtocolFrameSamples {
         .init("CONTACT_DELETED", "8F " + S.keyHex, .contactDeleted(publicKey: S.key)),
         .init("CONTACTS_FULL", "90", .contactsFull),
         .init(
-            "LOG_RX_DATA", "88 1C E4 11 22 33", .other(code: 0x88, payload: S.hex("1C E4 11 22 33")),
-            decodablePrefixes: Set(1...5)),
+            "LOG_RX_DATA", "88 1C E4 11 22 33", .rxLog(snr: 7, rssi: -28, packet: S.hex("11 22 33")),
+            decodablePrefixes: Set(3...5)),
+        .init(
+            "RAW_DATA", "84 F8 C4 FF 01 02", .rawData(snr: -2, rssi: -60, payload: S.hex("01 02")),
+            decodablePrefixes: [4, 5]),
+        .init(
+            "CONTROL_DATA", "8E 20 C4 00 92 28 78 56 34 12 A1 A2 A3 A4 A5 A6 A7 A8",
+            .controlData(snr: 8, rssi: -60, pathLength: 0, payload: S.hex("92 28 78 56 34 12 A1 A2 A3 A4 A5 A6 A7 A8")),
+            decodablePrefixes: Set(4...17)),
+        .init(
+            "LOGIN_SUCCESS", "85 01 A1 A2 A3 A4 A5 A6 80 00 92 65 03 02",
+            .loginSuccess(MeshLoginResult(
+                serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), role: 1, serverTime: 1_704_067_200, permissions: .admin, firmwareLevel: 2)),
+            decodablePrefixes: [8]),
+        .init(
+            "LOGIN_SUCCESS legacy", "85 00 A1 A2 A3 A4 A5 A6",
+            .loginSuccess(MeshLoginResult(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), role: 0))),
+        .init("LOGIN_FAIL", "86 00 A1 A2 A3 A4 A5 A6", .loginFailed(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"))),
+        .init(
+            "STATUS_RESPONSE repeater",
+            "87 00 A1 A2 A3 A4 A5 A6 6E 0F 02 00 8D FF B0 FF 29 00 00 00 1A 00 00 00 0C 00 00 00 10 0E 00 00 "
+                + "14 00 00 00 06 00 00 00 1E 00 00 00 0B 00 00 00 00 00 19 00 01 00 07 00 1E 00 00 00 02 00 00 00",
+            .statusResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: MeshNodeStatus(
+                batteryMillivolts: 3950, transmitQueueLength: 2, noiseFloor: -115, lastRSSI: -80, packetsReceived: 41,
+                packetsSent: 26, transmitAirtimeSeconds: 12, uptimeSeconds: 3600, sentFlood: 20, sentDirect: 6,
+                receivedFlood: 30, receivedDirect: 11, errorFlags: 0, lastSNR: 6.25, directDuplicates: 1, floodDuplicates: 7,
+                receiveAirtimeSeconds: 30, receiveErrors: 2))),
+            decodablePrefixes: [60]),
+        .init(
+            "STATUS_RESPONSE room server",
+            "87 00 A1 A2 A3 A4 A5 A6 6E 0F 02 00 8D FF B0 FF 29 00 00 00 1A 00 00 00 0C 00 00 00 10 0E 00 00 "
+                + "14 00 00 00 06 00 00 00 1E 00 00 00 0B 00 00 00 00 00 19 00 01 00 07 00 05 00 03 00",
+            .statusResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: MeshNodeStatus(
+                batteryMillivolts: 3950, transmitQueueLength: 2, noiseFloor: -115, lastRSSI: -80, packetsReceived: 41,
+                packetsSent: 26, transmitAirtimeSeconds: 12, uptimeSeconds: 3600, sentFlood: 20, sentDirect: 6,
+                receivedFlood: 30, receivedDirect: 11, errorFlags: 0, lastSNR: 6.25, directDuplicates: 1, floodDuplicates: 7,
+                postsStored: 5, postPushes: 3)))),
+        .init(
+            "TELEMETRY_RESPONSE", "8B 00 A1 A2 A3 A4 A5 A6 01 74 01 A4 02 67 00 D7",
+            .telemetryResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: MeshTelemetry(readings: [
+                .init(channel: 1, type: .voltage, value: .number(4.2)),
+                .init(channel: 2, type: .temperature, value: .number(21.5)),
+            ]))),
+            decodablePrefixes: Set(8...15)),
+        .init(
+            "BINARY_RESPONSE", "8C 00 78 56 34 12 05 00 03 00", .binaryResponse(tag: 0x1234_5678, body: S.hex("05 00 03 00")),
+            decodablePrefixes: Set(6...9)),
+        .init(
+            "PATH_DISCOVERY_RESPONSE", "8D 00 A1 A2 A3 A4 A5 A6 02 0A 0B 41 0C 0D",
+            .pathDiscoveryResponse(MeshDiscoveredPath(
+                nodePrefix: S.hex("A1 A2 A3 A4 A5 A6"), outPath: S.hex("0A 0B"), inPath: S.hex("0C 0D"), inPathHashSize: 2))),
+        .init(
+            "TRACE_DATA", "89 00 02 00 01 00 00 00 00 00 00 00 A1 B2 30 28 14",
+            .traceData(MeshTraceResult(
+                tag: 1, hops: [.init(hash: S.hex("A1"), snr: 12), .init(hash: S.hex("B2"), snr: 10)], finalSNR: 5))),
         .init(
             "EXPORT_CONTACT", "0B 11 22 33", .exportedContact(packet: S.hex("11 22 33")),
             decodablePrefixes: Set(1...3)),
@@ -203,7 +256,7 @@ enum ProtocolFrameSamples {
         .init(
             "CUSTOM_VARS", "15 67 70 73 3A 31 2C 78 3A 32",
             .customVariables([MeshCustomVariable(name: "gps", value: "1"), MeshCustomVariable(name: "x", value: "2")]),
-            decodablePrefixes: [1, 5, 6, 9]),
+            decodablePrefixes: [1, 5, 6, 7, 8, 9]),
         .init(
             "ADVERT_PATH", "16 80 00 92 65 42 0A 0B 0C 0D",
             .advertPath(MeshAdvertPath(receivedAt: 1_704_067_200, path: S.hex("0A 0B 0C 0D"), hashSize: 2))),

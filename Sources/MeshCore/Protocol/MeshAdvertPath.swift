@@ -2,13 +2,15 @@ import Foundation
 
 /// The route a contact's latest advert took to this radio (`ADVERT_PATH`, the reply to
 /// `GET_ADVERT_PATH`). The radio keeps the last 16 adverts in memory only.
-public struct MeshAdvertPath: Sendable, Hashable, Codable {
+public struct MeshAdvertPath: Sendable, Hashable {
     /// When this radio received the advert (seconds since 1970, the radio's clock).
     public var receivedAt: UInt32
     /// The hop hashes, ``hashSize`` bytes each; empty for an advert heard directly.
     public var path: Data
-    /// The bytes of each hop's hash: 1, 2 or 3.
-    public var hashSize: Int
+    /// The bytes of each hop's hash: 1, 2 or 3 (other values are clamped).
+    public var hashSize: Int {
+        didSet { hashSize = min(max(hashSize, 1), MeshPathEncoding.maximumHashSize) }
+    }
 
     /// Creates an advert path.
     public init(receivedAt: UInt32, path: Data, hashSize: Int = 1) {

@@ -1,5 +1,7 @@
-/// Which nodes a radio in manual-add mode still adds by itself (`SET_AUTOADD_CONFIG`,
-/// `GET_AUTOADD_CONFIG`), and how far away they may be.
+/// Which nodes a radio in manual-add mode still adds by itself, how far away an advert may
+/// come from, and whether a full table makes room (`SET_AUTOADD_CONFIG`,
+/// `GET_AUTOADD_CONFIG`). The hop limit and ``Options-swift.struct/overwriteOldest`` apply in
+/// both modes; the node kinds only in manual-add mode.
 public struct MeshAutoAddConfiguration: Sendable, Hashable, Codable {
     /// The kinds of node, and what to do when the table is full.
     public struct Options: OptionSet, Sendable, Hashable, Codable {
@@ -40,8 +42,9 @@ public struct MeshAutoAddConfiguration: Sendable, Hashable, Codable {
     /// before 1.14 sends only the options).
     public var maxHops: UInt8?
 
-    /// Creates a configuration.
-    public init(options: Options, maxHops: UInt8? = 0) {
+    /// Creates a configuration. Give `maxHops` explicitly: a frame without it leaves the radio
+    /// to read whatever byte its buffer holds.
+    public init(options: Options, maxHops: UInt8?) {
         self.options = options
         self.maxHops = maxHops
     }

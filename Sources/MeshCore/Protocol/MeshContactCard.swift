@@ -18,7 +18,9 @@ public struct MeshContactCard: Sendable, Hashable {
     /// The hop hashes the advert flooded over (empty for one's own card).
     public var path: Data
     /// The bytes of each hop's hash in ``path``.
-    public var pathHashSize: Int
+    public var pathHashSize: Int {
+        didSet { pathHashSize = min(max(pathHashSize, 1), MeshPathEncoding.maximumHashSize) }
+    }
 
     /// A card for `advert`, with the path it came over.
     public init(advert: MeshAdvert, path: Data = Data(), pathHashSize: Int = 1) {

@@ -62,8 +62,9 @@ public enum MeshCoreCommand: Sendable, Hashable {
     /// `EXPORT_CONTACT`: `11` for the radio's own card, `11` + a contact's 32-byte key for the
     /// advert the radio keeps of it. Answered with `EXPORT_CONTACT`.
     case exportContact(publicKey: Data?)
-    /// `IMPORT_CONTACT`: `12` + a contact card's packet (``MeshContactCard/packet``). The radio
-    /// checks the signature and adds the contact as if it had heard the advert. Answered with `OK`.
+    /// `IMPORT_CONTACT`: `12` + a contact card's packet (``MeshContactCard/packet``). Answered
+    /// with `OK`; the radio then treats the advert as heard: it checks the signature and
+    /// applies its add rules (in manual-add mode that is a `NEW_ADVERT` push, not a contact).
     case importContact(packet: Data)
     /// `SET_TUNING_PARAMS`: `15` + both values × 1000 as `UInt32`. Answered with `OK`.
     case setTuningParams(MeshTuningParameters)
@@ -112,8 +113,43 @@ public enum MeshCoreCommand: Sendable, Hashable {
     case setDefaultFloodScope(MeshFloodScope?)
     /// `GET_DEFAULT_FLOOD_SCOPE`: `40`. Answered with `DEFAULT_FLOOD_SCOPE`.
     case getDefaultFloodScope
+    /// `SEND_LOGIN`: `1A` + the server's 32-byte key + the password (at most 15 bytes). Answered
+    /// with `SENT`, then `LOGIN_SUCCESS` or `LOGIN_FAIL` (or nothing: a wrong password often
+    /// gets no answer at all).
+    case sendLogin(publicKey: Data, password: String)
+    /// `SEND_STATUS_REQ`: `1B` + the server's key. Answered with `SENT`, then `STATUS_RESPONSE`.
+    case sendStatusRequest(publicKey: Data)
+    /// `SEND_TELEMETRY_REQ`: `27 00 00 00` + a node's key, or without a key for this radio's
+    /// own telemetry (then answered at once with `TELEMETRY_RESPONSE`, no `SENT`).
+    case sendTelemetryRequest(publicKey: Data?)
+    /// `SEND_BINARY_REQ`: `32` + the node's key + a request body (type and parameters, see
+    /// ``MeshBinaryRequest``). Answered with `SENT` (its ack field is the request's tag), then
+    /// `BINARY_RESPONSE` with that tag.
+    case sendBinaryRequest(publicKey: Data, body: Data)
+    /// `SEND_ANON_REQ`: `39` + the node's key + request data (see ``MeshAnonymousRequest``).
+    /// Answered like `SEND_BINARY_REQ`.
+    case sendAnonymousRequest(publicKey: Data, data: Data)
+    /// `SEND_PATH_DISCOVERY_REQ`: `34 00` + the node's key. Answered with `SENT`, then
+    /// `PATH_DISCOVERY_RESPONSE`.
+    case sendPathDiscoveryRequest(publicKey: Data)
+    /// `SEND_TRACE_PATH`: `24` + tag, auth code, flags, repeater hashes. Answered with `SENT`,
+    /// then `TRACE_DATA`.
+    case sendTracePath(MeshTraceRequest)
+    /// `SEND_CONTROL_DATA`: `37` + a control payload whose first byte has bit 7 set (node
+    /// discovery, ``MeshNodeDiscovery``). Sent zero-hop; answered with `OK`.
+    case sendControlData(Data)
     /// Any other command: the code byte and the bytes after it, raw.
     case other(code: UInt8, payload: Data)
+
+    /// `SEND_BINARY_REQ` for a typed request.
+    public static func binaryRequest(to publicKey: Data, _ request: MeshBinaryRequest) -> MeshCoreCommand {
+        .sendBinaryRequest(publicKey: publicKey, body: request.encoded)
+    }
+
+    /// `SEND_ANON_REQ` for a typed request.
+    public static func anonymousRequest(to publicKey: Data, _ request: MeshAnonymousRequest) -> MeshCoreCommand {
+        .sendAnonymousRequest(publicKey: publicKey, data: request.encoded)
+    }
 
     /// The arguments of `SEND_TXT_MSG`:
     /// `02`, txt_type, attempt, timestamp u32, destination key prefix (6 bytes), text.
@@ -210,6 +246,14 @@ public enum MeshCoreCommand: Sendable, Hashable {
         case .setFloodScope: MeshCoreCommandCode.setFloodScopeKey.rawValue
         case .setDefaultFloodScope: MeshCoreCommandCode.setDefaultFloodScope.rawValue
         case .getDefaultFloodScope: MeshCoreCommandCode.getDefaultFloodScope.rawValue
+        case .sendLogin: MeshCoreCommandCode.sendLogin.rawValue
+        case .sendStatusRequest: MeshCoreCommandCode.sendStatusRequest.rawValue
+        case .sendTelemetryRequest: MeshCoreCommandCode.sendTelemetryRequest.rawValue
+        case .sendBinaryRequest: MeshCoreCommandCode.sendBinaryRequest.rawValue
+        case .sendAnonymousRequest: MeshCoreCommandCode.sendAnonymousRequest.rawValue
+        case .sendPathDiscoveryRequest: MeshCoreCommandCode.sendPathDiscoveryRequest.rawValue
+        case .sendTracePath: MeshCoreCommandCode.sendTracePath.rawValue
+        case .sendControlData: MeshCoreCommandCode.sendControlData.rawValue
         case .other(let code, _): code
         }
     }
@@ -250,7 +294,7 @@ public enum MeshCoreCommand: Sendable, Hashable {
         case .getChannel(let index):
             writer.u8(index)
         case .removeContact(let key), .hasConnection(let key), .resetPath(let key), .getContactByKey(let key),
-             .shareContact(let key), .logout(let key):
+             .shareContact(let key), .logout(let key), .sendStatusRequest(let key):
             try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
             writer.bytes(key)
         case .setChannel(let channel):
@@ -342,6 +386,41 @@ public enum MeshCoreCommand: Sendable, Hashable {
             }
         case .setDefaultFloodScope(let scope):
             if let scope { try scope.encode(into: &writer) }
+        case .sendLogin(let key, let password):
+            try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
+            // The servers read 15 bytes: a longer password would be cut and never match.
+            guard password.utf8.count <= Self.maximumPasswordBytes else {
+                throw .invalidArgument("a password is at most \(Self.maximumPasswordBytes) bytes, got \(password.utf8.count)")
+            }
+            writer.bytes(key)
+            writer.string(password)
+        case .sendTelemetryRequest(let key):
+            writer.bytes(Data(count: 3))
+            if let key {
+                try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
+                writer.bytes(key)
+            }
+        case .sendBinaryRequest(let key, let body):
+            try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
+            guard !body.isEmpty else { throw .invalidArgument("a binary request needs its type byte") }
+            writer.bytes(key)
+            writer.bytes(body)
+        case .sendAnonymousRequest(let key, let data):
+            try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
+            guard !data.isEmpty else { throw .invalidArgument("an anonymous request needs its type byte") }
+            writer.bytes(key)
+            writer.bytes(data)
+        case .sendPathDiscoveryRequest(let key):
+            try Self.check(key, length: MeshContact.publicKeySize, name: "public key")
+            writer.u8(0)
+            writer.bytes(key)
+        case .sendTracePath(let trace):
+            try trace.encode(into: &writer)
+        case .sendControlData(let payload):
+            guard let first = payload.first, first & 0x80 != 0 else {
+                throw .invalidArgument("a control payload's first byte has bit 7 set")
+            }
+            writer.bytes(payload)
         case .other(_, let payload):
             writer.bytes(payload)
         case .getDeviceTime, .syncNextMessage, .getBatteryAndStorage, .getTuningParams, .exportPrivateKey, .signStart,
@@ -353,6 +432,11 @@ public enum MeshCoreCommand: Sendable, Hashable {
         }
         return writer.data
     }
+
+    /// The longest password a server reads.
+    public static let maximumPasswordBytes = 15
+    /// The longest binary request body the radio sends.
+    public static let maximumRequestBody = 168
 
     /// The shortest packet `IMPORT_CONTACT` takes (the firmware's guard: a frame over 98 bytes).
     static let minimumImportPacket = 98
@@ -552,6 +636,41 @@ public enum MeshCoreCommand: Sendable, Hashable {
                 name: MeshCoreText.decode(nulPadded: nameField), key: try reader.bytes(MeshFloodScope.keySize)))
         case .getDefaultFloodScope:
             self = .getDefaultFloodScope
+        case .sendLogin:
+            let key = try reader.bytes(MeshContact.publicKeySize)
+            // The server reads at most 15 bytes of it.
+            self = .sendLogin(publicKey: key, password: String(decoding: reader.rest().prefix(Self.maximumPasswordBytes), as: UTF8.self))
+        case .sendStatusRequest:
+            self = .sendStatusRequest(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .sendTelemetryRequest:
+            // Exactly the three reserved bytes: this radio's own; with a key: a node's.
+            if frame.count == 4 {
+                self = .sendTelemetryRequest(publicKey: nil)
+            } else {
+                _ = try reader.bytes(3)
+                self = .sendTelemetryRequest(publicKey: try reader.bytes(MeshContact.publicKeySize))
+            }
+        case .sendBinaryRequest:
+            let key = try reader.bytes(MeshContact.publicKeySize)
+            try reader.require(1)
+            self = .sendBinaryRequest(publicKey: key, body: reader.rest())
+        case .sendAnonymousRequest:
+            let key = try reader.bytes(MeshContact.publicKeySize)
+            try reader.require(1)
+            self = .sendAnonymousRequest(publicKey: key, data: reader.rest())
+        case .sendPathDiscoveryRequest:
+            guard try reader.u8() == 0 else {
+                throw .malformed(code: code, reason: "SEND_PATH_DISCOVERY_REQ's second byte must be 0")
+            }
+            self = .sendPathDiscoveryRequest(publicKey: try reader.bytes(MeshContact.publicKeySize))
+        case .sendTracePath:
+            self = .sendTracePath(try MeshTraceRequest.decode(from: &reader))
+        case .sendControlData:
+            let payload = reader.rest()
+            guard let first = payload.first, first & 0x80 != 0 else {
+                throw .malformed(code: code, reason: "a control payload's first byte has bit 7 set")
+            }
+            self = .sendControlData(payload)
         default:
             self = .other(code: code, payload: reader.rest())
         }

@@ -73,6 +73,26 @@ public enum MeshCoreFrame: Sendable, Hashable {
     case allowedRepeatFrequencies([ClosedRange<UInt32>])
     /// `DEFAULT_FLOOD_SCOPE`: the scope kept across reboots, nil when there is none.
     case defaultFloodScope(MeshFloodScope?)
+    /// `LOGIN_SUCCESS` push: a server accepted the login.
+    case loginSuccess(MeshLoginResult)
+    /// `LOGIN_FAIL` push: a server refused the login (the first 6 bytes of its key).
+    case loginFailed(serverPrefix: Data)
+    /// `STATUS_RESPONSE` push: a server's status.
+    case statusResponse(MeshServerReply<MeshNodeStatus>)
+    /// `TELEMETRY_RESPONSE` push: a node's (or this radio's own) telemetry.
+    case telemetryResponse(MeshServerReply<MeshTelemetry>)
+    /// `BINARY_RESPONSE` push: the answer to a binary or anonymous request with this tag.
+    case binaryResponse(tag: UInt32, body: Data)
+    /// `PATH_DISCOVERY_RESPONSE` push: the routes to and from a node.
+    case pathDiscoveryResponse(MeshDiscoveredPath)
+    /// `TRACE_DATA` push: a trace came back.
+    case traceData(MeshTraceResult)
+    /// `RAW_DATA` push: a raw packet addressed to this radio (SNR in dB, RSSI in dBm).
+    case rawData(snr: Double, rssi: Int8, payload: Data)
+    /// `LOG_RX_DATA` push: any packet the radio heard, as received.
+    case rxLog(snr: Double, rssi: Int8, packet: Data)
+    /// `CONTROL_DATA` push: a zero-hop control packet (node discovery answers).
+    case controlData(snr: Double, rssi: Int8, pathLength: UInt8, payload: Data)
     /// Any code without a dedicated case, with the bytes after the code byte.
     case other(code: UInt8, payload: Data)
 
@@ -193,9 +213,36 @@ public enum MeshCoreFrame: Sendable, Hashable {
             return .contactDeleted(publicKey: try reader.bytes(MeshContact.publicKeySize))
         case .contactsFull:
             return .contactsFull
-        case .rawData, .loginSuccess, .loginFail, .statusResponse, .logRxData, .traceData,
-            .telemetryResponse, .binaryResponse, .pathDiscoveryResponse, .controlData:
-            return .other(code: push.rawValue, payload: reader.rest())
+        case .loginSuccess:
+            return .loginSuccess(try MeshLoginResult.decode(from: &reader))
+        case .loginFail:
+            _ = try reader.u8()
+            return .loginFailed(serverPrefix: try reader.bytes(MeshCoreCommand.prefixSize))
+        case .statusResponse:
+            _ = try reader.u8()
+            let prefix = try reader.bytes(MeshCoreCommand.prefixSize)
+            return .statusResponse(MeshServerReply(serverPrefix: prefix, body: try MeshNodeStatus(decoding: reader.rest())))
+        case .telemetryResponse:
+            _ = try reader.u8()
+            let prefix = try reader.bytes(MeshCoreCommand.prefixSize)
+            return .telemetryResponse(MeshServerReply(serverPrefix: prefix, body: MeshTelemetry(lpp: reader.rest())))
+        case .binaryResponse:
+            _ = try reader.u8()
+            return .binaryResponse(tag: try reader.u32(), body: reader.rest())
+        case .pathDiscoveryResponse:
+            return .pathDiscoveryResponse(try MeshDiscoveredPath.decode(from: &reader))
+        case .traceData:
+            return .traceData(try MeshTraceResult.decode(from: &reader))
+        case .rawData:
+            let snr = Double(try reader.i8()) / 4, rssi = try reader.i8()
+            _ = try reader.u8()
+            return .rawData(snr: snr, rssi: rssi, payload: reader.rest())
+        case .logRxData:
+            let snr = Double(try reader.i8()) / 4
+            return .rxLog(snr: snr, rssi: try reader.i8(), packet: reader.rest())
+        case .controlData:
+            let snr = Double(try reader.i8()) / 4, rssi = try reader.i8()
+            return .controlData(snr: snr, rssi: rssi, pathLength: try reader.u8(), payload: reader.rest())
         }
     }
 
@@ -235,6 +282,16 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .autoAddConfiguration: MeshCoreResponseCode.autoAddConfig.rawValue
         case .allowedRepeatFrequencies: MeshCoreResponseCode.allowedRepeatFrequencies.rawValue
         case .defaultFloodScope: MeshCoreResponseCode.defaultFloodScope.rawValue
+        case .loginSuccess: MeshCorePushCode.loginSuccess.rawValue
+        case .loginFailed: MeshCorePushCode.loginFail.rawValue
+        case .statusResponse: MeshCorePushCode.statusResponse.rawValue
+        case .telemetryResponse: MeshCorePushCode.telemetryResponse.rawValue
+        case .binaryResponse: MeshCorePushCode.binaryResponse.rawValue
+        case .pathDiscoveryResponse: MeshCorePushCode.pathDiscoveryResponse.rawValue
+        case .traceData: MeshCorePushCode.traceData.rawValue
+        case .rawData: MeshCorePushCode.rawData.rawValue
+        case .rxLog: MeshCorePushCode.logRxData.rawValue
+        case .controlData: MeshCorePushCode.controlData.rawValue
         case .other(let code, _): code
         }
     }
@@ -290,7 +347,7 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .signature(let signature):
             writer.bytes(signature, fixed: MeshAdvert.signatureSize)
         case .customVariables(let variables):
-            writer.string(MeshCustomVariable.list(variables, limit: MeshCoreFrameLimits.maximumFrameSize - 1))
+            writer.string(MeshCustomVariable.list(variables))
         case .advertPath(let path):
             path.encode(into: &writer)
         case .tuningParameters(let tuning):
@@ -309,6 +366,41 @@ public enum MeshCoreFrame: Sendable, Hashable {
                 writer.string(scope.name, fixed: MeshFloodScope.nameField)
                 writer.bytes(scope.key, fixed: MeshFloodScope.keySize)
             }
+        case .loginSuccess(let result):
+            result.encode(into: &writer)
+        case .loginFailed(let prefix):
+            writer.u8(0)
+            writer.bytes(prefix, fixed: MeshCoreCommand.prefixSize)
+        case .statusResponse(let reply):
+            writer.u8(0)
+            writer.bytes(reply.serverPrefix, fixed: MeshCoreCommand.prefixSize)
+            writer.bytes(reply.body.encoded)
+        case .telemetryResponse(let reply):
+            writer.u8(0)
+            writer.bytes(reply.serverPrefix, fixed: MeshCoreCommand.prefixSize)
+            writer.bytes(reply.body.lpp)
+        case .binaryResponse(let tag, let body):
+            writer.u8(0)
+            writer.u32(tag)
+            writer.bytes(body)
+        case .pathDiscoveryResponse(let path):
+            path.encode(into: &writer)
+        case .traceData(let result):
+            result.encode(into: &writer)
+        case .rawData(let snr, let rssi, let payload):
+            writer.i8(MeshCoreFixedPoint.int8(snr, scale: 4))
+            writer.i8(rssi)
+            writer.u8(0xFF)
+            writer.bytes(payload)
+        case .rxLog(let snr, let rssi, let packet):
+            writer.i8(MeshCoreFixedPoint.int8(snr, scale: 4))
+            writer.i8(rssi)
+            writer.bytes(packet)
+        case .controlData(let snr, let rssi, let pathLength, let payload):
+            writer.i8(MeshCoreFixedPoint.int8(snr, scale: 4))
+            writer.i8(rssi)
+            writer.u8(pathLength)
+            writer.bytes(payload)
         case .other(_, let payload):
             writer.bytes(payload)
         case .noMoreMessages, .disabled, .messageWaiting, .contactsFull:

@@ -34,27 +34,41 @@ public struct MeshCustomVariable: Sendable, Hashable, Codable {
         return MeshCustomVariable(name: String(text[..<colon]), value: String(text[text.index(after: colon)...]))
     }
 
-    /// Parses the `CUSTOM_VARS` list (empty text: no variables); nil when a piece has no `:`.
+    /// Parses the `CUSTOM_VARS` list (empty text: no variables). A piece without `:` belongs to
+    /// the value before it (a value the board wrote with a comma in it); nil when the list
+    /// starts with such a piece.
     static func parse(list text: String) -> [MeshCustomVariable]? {
         guard !text.isEmpty else { return [] }
         var variables: [MeshCustomVariable] = []
         for piece in text.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let variable = parse(pair: String(piece)) else { return nil }
-            variables.append(variable)
+            if let variable = parse(pair: String(piece)) {
+                variables.append(variable)
+            } else if !variables.isEmpty {
+                variables[variables.count - 1].value += "," + piece
+            } else {
+                return nil
+            }
         }
         return variables
     }
 
-    /// Lists variables as the firmware does: pairs joined by commas, stopping before the
-    /// text would pass `limit` bytes.
-    static func list(_ variables: [MeshCustomVariable], limit: Int) -> String {
-        var text = ""
+    /// The list's text: pairs joined by commas.
+    static func list(_ variables: [MeshCustomVariable]) -> String {
+        variables.map { $0.name + ":" + $0.value }.joined(separator: ",")
+    }
+
+    /// The variables a radio lists in one `CUSTOM_VARS` frame: it stops adding once the text
+    /// reaches 140 bytes, and a frame holds 175.
+    package static func fitting(_ variables: [MeshCustomVariable]) -> [MeshCustomVariable] {
+        var text = 0
+        var kept: [MeshCustomVariable] = []
         for variable in variables {
-            let pair = variable.name + ":" + variable.value
-            let next = text.isEmpty ? pair : text + "," + pair
-            guard next.utf8.count <= limit else { break }
+            guard text < 140 else { break }
+            let next = text + (kept.isEmpty ? 0 : 1) + variable.name.utf8.count + 1 + variable.value.utf8.count
+            guard next <= MeshCoreFrameLimits.maximumFrameSize - 1 else { break }
+            kept.append(variable)
             text = next
         }
-        return text
+        return kept
     }
 }

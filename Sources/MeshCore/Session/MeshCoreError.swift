@@ -24,6 +24,11 @@ public enum MeshCoreError: Error, Sendable, Hashable, LocalizedError {
     case startupFailed(step: String, reason: String)
     /// The radio's reply to `command` went on far beyond any real one (`frames` so far).
     case replyTooLong(command: String, frames: Int)
+    /// The node refused the login (wrong password, or not in its access list).
+    case loginFailed(server: String)
+    /// The node did not answer `request` within `timeout` (the radio sent it; the mesh or the
+    /// node stayed silent).
+    case noAnswer(request: String, timeout: Duration)
     /// The radio answered `command` with something that cannot be what it asked for.
     case malformedReply(command: String, reason: String)
 
@@ -40,6 +45,8 @@ public enum MeshCoreError: Error, Sendable, Hashable, LocalizedError {
         case .unknownContact(let name): "No contact named \(name)"
         case .startupFailed(let step, let reason): "Startup step \(step) failed: \(reason)"
         case .replyTooLong(let command, let frames): "The radio's reply to \(command) did not end after \(frames) frames"
+        case .loginFailed(let server): "\(server) refused the login"
+        case .noAnswer(let request, let timeout): "No answer to \(request) within \(timeout)"
         case .malformedReply(let command, let reason): "The radio's reply to \(command) is unusable: \(reason)"
         }
     }

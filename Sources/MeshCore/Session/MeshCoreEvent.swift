@@ -21,6 +21,9 @@ public enum MeshCoreEvent: Sendable, Hashable {
     case contactDeleted(publicKey: Data)
     /// The radio's contact table is full.
     case contactsFull
+    /// A push answering a remote request (login, status, telemetry, binary and anonymous
+    /// requests, path discovery, trace, node discovery), or raw and logged packets.
+    case remote(MeshCoreFrame)
     /// Any other push, raw.
     case push(code: UInt8, payload: Data)
 }

@@ -50,10 +50,13 @@ extension MeshCoreSession {
         try await card(.exportContact(publicKey: nil))
     }
 
-    /// The card of the contact with `publicKey`: its last advert as the radio received it.
+    /// The card of the contact with `publicKey`: its last advert as the radio received it, with
+    /// the flood path it came over.
     ///
     /// - Throws: ``MeshCoreError/commandFailed(command:code:)`` with `notFound` for an unknown
-    ///   contact, or one the radio never heard advertise (added by hand).
+    ///   contact, or one the radio never heard advertise (added by hand or from a
+    ///   `NEW_ADVERT`); ``MeshCoreError/timeout(command:)`` when the card and its path are too
+    ///   long for one frame (the firmware then sends nothing).
     public func exportContact(publicKey: Data) async throws -> MeshContactCard {
         try await card(.exportContact(publicKey: publicKey))
     }
@@ -82,8 +85,8 @@ extension MeshCoreSession {
     }
 
     /// Adds what a `meshcore://` link shares: a card (imported, so the radio checks it), a
-    /// contact by key (added with a flood path), or a channel (set in `channelSlot`, or the
-    /// first free slot).
+    /// contact by key (added with a flood path; a contact the radio already has is left as it
+    /// is), or a channel (set in `channelSlot`, or the first free slot).
     ///
     /// - Throws: ``MeshCoreError/commandFailed(command:code:)`` with `tableFull` when no
     ///   channel slot is free.
@@ -92,15 +95,19 @@ extension MeshCoreSession {
         case .card(let card):
             try await importContact(card)
         case .contact(let name, let publicKey, let type):
+            // Its path, flags and last advert stay as the radio has them.
+            guard try await contact(publicKey: publicKey) == nil else { return }
             try await addOrUpdateContact(MeshContact(publicKey: publicKey, type: type, name: name))
         case .channel(let name, let secret):
-            let slot: UInt8
             if let channelSlot {
-                slot = channelSlot
-            } else {
-                slot = try await firstFreeChannelSlot()
+                try await setChannel(ChannelInfo(index: channelSlot, name: name, secret: secret))
+                return
             }
-            try await setChannel(ChannelInfo(index: slot, name: name, secret: secret))
+            // Finding the free slot and taking it must not interleave with another such pair.
+            try await exclusively {
+                let slot = try await self.firstFreeChannelSlot()
+                try await self.setChannel(ChannelInfo(index: slot, name: name, secret: secret))
+            }
         }
     }
 

@@ -20,6 +20,9 @@ extension MeshCoreSession {
     }
 
     /// The node's 64-byte private key (whoever holds it is this node: handle it as a secret).
+    /// MeshCore firmware exports its expanded Ed25519 key (the SHA-512 of the seed, clamped);
+    /// Tether's emulated radio exports seed and public key instead (see the emulator's
+    /// documentation). Either imports back into the radio that made it.
     ///
     /// - Throws: ``MeshCoreError/disabled(command:)`` on firmware built without key export.
     public func exportPrivateKey() async throws -> Data {
@@ -39,6 +42,11 @@ extension MeshCoreSession {
     /// - Throws: ``MeshCoreError/invalidCommand(_:)`` when `data` is longer than the radio
     ///   signs (it says how much in its `SIGN_START` reply; 8 KiB on current firmware).
     public func sign(_ data: Data, chunkSize: Int = 128) async throws -> Data {
+        // The radio has one signing buffer: a second signing must wait for this one.
+        try await exclusively { try await self.signExclusively(data, chunkSize: chunkSize) }
+    }
+
+    private func signExclusively(_ data: Data, chunkSize: Int) async throws -> Data {
         let maximum = try await request(.signStart) { if case .signStart(let value) = $0 { value } else { nil } }
         guard data.count <= Int(maximum) else {
             throw MeshCoreError.invalidCommand(.invalidArgument("the radio signs at most \(maximum) bytes, got \(data.count)"))

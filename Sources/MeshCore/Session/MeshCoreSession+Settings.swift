@@ -51,11 +51,13 @@ extension MeshCoreSession {
     /// Reads the current settings from the radio (`APP_START`), applies `change`, and writes
     /// all four back, so the others keep the radio's values. Returns what was written.
     @discardableResult
-    public func updateOtherParameters(_ change: @Sendable (inout MeshOtherParameters) -> Void) async throws -> MeshOtherParameters {
-        var parameters = MeshOtherParameters(try await refreshSelfInfo())
-        change(&parameters)
-        try await setOtherParameters(parameters)
-        return parameters
+    public func updateOtherParameters(_ change: @escaping @Sendable (inout MeshOtherParameters) -> Void) async throws -> MeshOtherParameters {
+        try await exclusively {
+            var parameters = MeshOtherParameters(try await self.refreshSelfInfo())
+            change(&parameters)
+            try await self.setOtherParameters(parameters)
+            return parameters
+        }
     }
 
     /// Sets the BLE pairing PIN: six digits, or 0 for the board's default (a random PIN shown

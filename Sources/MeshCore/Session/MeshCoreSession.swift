@@ -71,7 +71,7 @@ public actor MeshCoreSession {
     /// Replies no command was waiting for (logged and skipped).
     public private(set) var unexpectedReplyCount = 0
 
-    private let clock: any Clock<Duration>
+    let clock: any Clock<Duration>
     private let wallClock: @Sendable () -> Date
     private let logger: Logger
     private var eventBroadcaster = Broadcaster<MeshCoreEvent>()
@@ -94,6 +94,25 @@ public actor MeshCoreSession {
     private var ackWaiters: [Int: AckWaiter] = [:]
     private var recentConfirmations: [SendConfirmation] = []
     private var nextAckWaiterID = 0
+
+    // Pushes that answer remote requests (login, status, telemetry, binary, trace, …), numbered
+    // so a request only takes answers that came after it was sent.
+    private struct PushWaiter {
+        let after: UInt64
+        let matches: @Sendable (MeshCoreFrame) -> Bool
+        let continuation: CheckedContinuation<MeshCoreFrame?, Never>
+    }
+    private var pushWaiters: [Int: PushWaiter] = [:]
+    private var recentResponses: [(serial: UInt64, frame: MeshCoreFrame)] = []
+    private var responseSerial: UInt64 = 0
+    private var nextPushWaiterID = 0
+    /// How many answering pushes are kept for requests that have not started waiting yet.
+    static let recentResponseCapacity = 64
+
+    // Sequences of commands that must not interleave with another such sequence (signing,
+    // read-modify-write of settings).
+    private var exclusiveBusy = false
+    private var exclusiveWaiters: [CheckedContinuation<Void, Never>] = []
 
     // Message drain.
     private var draining = false
@@ -473,6 +492,20 @@ public actor MeshCoreSession {
         return value
     }
 
+    /// Runs `body` while no other exclusive sequence runs: a multi-command exchange (signing,
+    /// read-modify-write) cannot be interleaved with another one (single commands still can).
+    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        if exclusiveBusy {
+            await withCheckedContinuation { exclusiveWaiters.append($0) }
+        } else {
+            exclusiveBusy = true
+        }
+        defer {
+            if exclusiveWaiters.isEmpty { exclusiveBusy = false } else { exclusiveWaiters.removeFirst().resume() }
+        }
+        return try await body()
+    }
+
     /// Sends a command the radio does not answer (it reboots): returns once it is written.
     func sendUnanswered(_ command: MeshCoreCommand) async throws {
         let bytes: Data
@@ -548,6 +581,11 @@ public actor MeshCoreSession {
         } catch {
             malformedFrameCount += 1
             logger.warning("Skipped a malformed frame", metadata: ["error": "\(error)", "bytes": "\(bytes.count)"])
+            // Replies come in command order: an unreadable reply is the answer to the command
+            // in flight, which fails now rather than waiting out its timeout.
+            if let code = bytes.first, code < 0x80, let waiting = replies.oldestWaiting, let name = commandInFlight {
+                replies.fail(waiting, with: MeshCoreError.malformedReply(command: name, reason: "\(error)"))
+            }
             return
         }
         if frame.isPush {
@@ -606,11 +644,52 @@ public actor MeshCoreSession {
         case .newAdvert(let contact): event = .newAdvert(contact)
         case .contactDeleted(let key): event = .contactDeleted(publicKey: key)
         case .contactsFull: event = .contactsFull
+        case .loginSuccess, .loginFailed, .statusResponse, .telemetryResponse, .binaryResponse, .pathDiscoveryResponse,
+             .traceData, .controlData, .rawData, .rxLog:
+            responseSerial += 1
+            recentResponses.append((responseSerial, frame))
+            if recentResponses.count > Self.recentResponseCapacity { recentResponses.removeFirst() }
+            for (id, waiter) in pushWaiters where waiter.matches(frame) {
+                pushWaiters.removeValue(forKey: id)?.continuation.resume(returning: frame)
+            }
+            event = .remote(frame)
         default:
             let encoded = frame.encoded()
             event = .push(code: frame.code, payload: Data(encoded.dropFirst()))
         }
         eventBroadcaster.yield(event, logger: logger)
+    }
+
+    /// The number of the last answering push received: a request sent after reading it takes
+    /// only pushes numbered above it.
+    var responseMark: UInt64 { responseSerial }
+
+    /// Waits up to `timeout` for an answering push numbered above `mark` that `matches`; nil
+    /// when none comes.
+    func waitForPush(after mark: UInt64, timeout: Duration, _ matches: @escaping @Sendable (MeshCoreFrame) -> Bool) async -> MeshCoreFrame? {
+        if let early = recentResponses.first(where: { $0.serial > mark && matches($0.frame) }) { return early.frame }
+        let id = nextPushWaiterID
+        nextPushWaiterID += 1
+        let clock = self.clock
+        let timer = Task { [weak self] in
+            try? await clock.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            await self?.resolvePushWaiter(id)
+        }
+        let result = await withCheckedContinuation { continuation in
+            pushWaiters[id] = PushWaiter(after: mark, matches: matches, continuation: continuation)
+        }
+        timer.cancel()
+        return result
+    }
+
+    /// The answering pushes numbered above `mark` that `matches`, oldest first.
+    func responses(after mark: UInt64, _ matches: (MeshCoreFrame) -> Bool) -> [MeshCoreFrame] {
+        recentResponses.filter { $0.serial > mark && matches($0.frame) }.map(\.frame)
+    }
+
+    private func resolvePushWaiter(_ id: Int) {
+        pushWaiters.removeValue(forKey: id)?.continuation.resume(returning: nil)
     }
 
     private func resolveAckWaiter(_ id: Int, with confirmation: SendConfirmation?) {

@@ -25,8 +25,8 @@ extension CompanionRadio {
             let pending = startRemote(to: contact)
             let radioKey = publicKey
             send(to: key, pending: pending) { node, _ in
-                guard let status = node.status(for: radioKey, uptime: node.network?.epoch ?? 0) else { return nil }
-                return .statusResponse(MeshServerReply(serverPrefix: Data(node.publicKey.prefix(6)), body: status))
+                guard let status = node.status(for: radioKey, uptime: node.uptime) else { return nil }
+                return .statusResponse(MeshServerReply(serverPrefix: Data(node.publicKey.prefix(6)), body: MeshNode.padded(status.encoded)))
             }
         case .sendTelemetryRequest(nil):
             let own = MeshTelemetry(readings: [
@@ -38,7 +38,9 @@ extension CompanionRadio {
             let pending = startRemote(to: contact)
             let radioKey = publicKey
             send(to: key, pending: pending) { node, _ in
-                .telemetryResponse(MeshServerReply(serverPrefix: Data(node.publicKey.prefix(6)), body: node.telemetry(for: radioKey)))
+                node.telemetry(for: radioKey).map {
+                    .telemetryResponse(MeshServerReply(serverPrefix: Data(node.publicKey.prefix(6)), body: MeshTelemetry(lpp: MeshNode.padded($0.lpp))))
+                }
             }
         case .sendBinaryRequest(let key, let body):
             guard body.count <= MeshCoreCommand.maximumRequestBody else { return reply(.error(.tableFull)) }
@@ -47,8 +49,8 @@ extension CompanionRadio {
             let radioKey = publicKey, tag = pending.ack
             send(to: key, pending: pending) { node, _ in
                 let neighbours = node.network?.neighbours(of: node) ?? []
-                return node.binaryRequest(body, from: radioKey, uptime: node.network?.epoch ?? 0, neighbours: neighbours)
-                    .map { .binaryResponse(tag: tag, body: $0) }
+                return node.binaryRequest(body, from: radioKey, uptime: node.uptime, neighbours: neighbours)
+                    .map { .binaryResponse(tag: tag, body: MeshNode.padded($0)) }
             }
         case .sendAnonymousRequest(let key, let data):
             guard data.count <= MeshCoreCommand.maximumRequestBody else { return reply(.error(.tableFull)) }
@@ -62,7 +64,7 @@ extension CompanionRadio {
                 // Repeaters answer only requests that came along a path, never a flood; a
                 // transient contact is one hop away or nothing.
                 guard direct, let request, contact.type != .none || hops == 1 else { return nil }
-                return node.anonymousRequest(request, clock: node.network?.epoch ?? 0).map { .binaryResponse(tag: tag, body: $0) }
+                return node.anonymousRequest(request, clock: node.network?.epoch ?? 0).map { .binaryResponse(tag: tag, body: MeshNode.padded($0)) }
             }
         case .sendPathDiscoveryRequest(let key):
             guard let contact = contact(publicKey: key) else { return reply(.error(.notFound)) }
@@ -81,16 +83,13 @@ extension CompanionRadio {
             countSent(flood: false)
             reply(.ok(value: nil))
             if let request = Self.discoveryRequest(payload) { network?.discover(from: self, request) }
-        case .logout(let key):
-            let radioKey = publicKey
-            _ = network?.request(from: self, to: key, pending: nil) { node, _ in
-                node.logout(radioKey)
-                return nil
-            }
+        case .logout:
+            // The radio only stops its keep-alive with the server: nothing goes over the air,
+            // and the server keeps the login in its access list.
             reply(.ok(value: nil))
-        case .hasConnection(let key):
-            let connected = network?.nodes.first { $0.publicKey == key }?.isLoggedIn(publicKey) ?? false
-            reply(connected ? .ok(value: nil) : .error(.notFound))
+        case .hasConnection:
+            // Current servers ask for no keep-alive, so the radio never holds a connection.
+            reply(.error(.notFound))
         default:
             reply(.error(.unsupportedCommand))
         }

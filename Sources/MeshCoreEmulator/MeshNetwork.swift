@@ -245,12 +245,12 @@ public final class MeshNetwork {
     }
 
     /// A node sends a direct message to a member named `recipientName`.
-    func nodeSendsDirect(_ node: MeshNode, to recipientName: String, text: String) {
+    func nodeSendsDirect(_ node: MeshNode, to recipientName: String, text: String, textType: MeshTextType = .plain) {
         guard node.isOnline else { return }
         guard let target = member(named: recipientName), target.key != node.publicKey else {
             return report(.undeliverable(from: node.name, to: recipientName, reason: "no such node"))
         }
-        deliverDirect(from: .node(node), to: target, text: text, timestamp: epoch, textType: .plain) { _, _ in }
+        deliverDirect(from: .node(node), to: target, text: text, timestamp: epoch, textType: textType) { _, _ in }
     }
 
     private func deliverDirect(
@@ -267,7 +267,7 @@ public final class MeshNetwork {
             let accepted: Bool
             switch target {
             case .node(let node):
-                node.receiveDirect(from: sender.name, text: text)
+                node.receiveDirect(from: sender.name, senderKey: sender.key, text: text, textType: textType)
                 accepted = node.autoAcknowledges
             case .radio(let radio):
                 accepted = radio.receiveDirect(

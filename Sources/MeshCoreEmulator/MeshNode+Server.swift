@@ -8,6 +8,11 @@ extension MeshNode {
     /// The firmware feature level a node reports at login (repeaters 2, others 1).
     var firmwareLevel: UInt8 { type == .repeater ? 2 : 1 }
 
+    /// Seconds since the mesh started (the nodes boot with it).
+    var uptime: UInt32 {
+        UInt32(clamping: Int64((network?.timeline.now.seconds ?? 0).rounded(.down)))
+    }
+
     /// Whether this kind of node takes logins.
     var isServer: Bool { type == .repeater || type == .room || type == .sensor }
 
@@ -19,19 +24,18 @@ extension MeshNode {
         if password == adminPassword {
             permission = .admin
         } else if let guestPassword, password == guestPassword {
-            permission = type == .room ? .readWrite : .guest
+            permission = .guest
         } else {
             return nil
         }
         logins[client] = permission
-        let role: UInt8 = permission == .admin ? 1 : (type == .room ? 2 : 0)
+        // The firmware's role byte: 1 administrator; on a room server 2 for a guest (no
+        // permissions), 0 for a member who may read or post.
+        let role: UInt8 = permission == .admin ? 1 : (type == .room && permission == .guest ? 2 : 0)
         return MeshLoginResult(
             serverPrefix: Data(publicKey.prefix(6)), role: role, serverTime: clock, permissions: permission,
             firmwareLevel: firmwareLevel)
     }
-
-    /// Ends `client`'s session.
-    func logout(_ client: Data) { logins[client] = nil }
 
     /// Whether `client` is logged in.
     func isLoggedIn(_ client: Data) -> Bool { logins[client] != nil }
@@ -54,11 +58,13 @@ extension MeshNode {
         return status
     }
 
-    /// The node's telemetry: battery voltage for anyone; sensors add their environment
-    /// readings for a logged-in client.
-    func telemetry(for client: Data) -> MeshTelemetry {
+    /// The node's telemetry for a client in its access list (nil otherwise: a server cannot
+    /// even read a request from anyone else): battery voltage; sensors add their environment
+    /// readings for members above guest, unless `excluding` masks them (bit 2: environment).
+    func telemetry(for client: Data, excluding: UInt8 = 0) -> MeshTelemetry? {
+        guard let permission = logins[client] else { return nil }
         var readings = [MeshTelemetry.Reading(channel: 1, type: .voltage, value: .number(Double(batteryMillivolts) / 1000))]
-        if type == .sensor, isLoggedIn(client) {
+        if type == .sensor, permission != .guest, excluding & 0x04 == 0 {
             readings.append(MeshTelemetry.Reading(channel: 2, type: .temperature, value: .number(21.5)))
             readings.append(MeshTelemetry.Reading(channel: 2, type: .humidity, value: .number(45)))
         }
@@ -72,11 +78,13 @@ extension MeshNode {
         switch request {
         case .status:
             return status(for: client, uptime: uptime)?.encoded
-        case .telemetry:
-            return telemetry(for: client).lpp
+        case .telemetry(let excluding):
+            return telemetry(for: client, excluding: excluding)?.lpp
         case .accessList:
             guard permission == .admin else { return nil }
-            return MeshAccessEntry.encoded(logins.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
+            // Repeaters list every member but guests; room servers their administrators only.
+            let listed = logins.filter { type == .room ? $0.value == .admin : $0.value != .guest }
+            return MeshAccessEntry.encoded(listed.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
                 MeshAccessEntry(publicKeyPrefix: Data($0.key.prefix(6)), permission: $0.value)
             })
         case .neighbours(let count, let offset, let order, let prefixLength, _):
@@ -110,6 +118,41 @@ extension MeshNode {
         case .regions: return MeshAnonymousResponse.regions(clock: clock, regions).encoded
         case .owner: return MeshAnonymousResponse.owner(clock: clock, MeshOwnerInfo(name: name, owner: owner)).encoded
         case .clock: return MeshAnonymousResponse.clock(clock: clock, features: 0).encoded
+        }
+    }
+
+    /// A server's answer as the radio pushes it: the reply (a 4-byte tag and the body) travels
+    /// encrypted in 16-byte blocks, so the body arrives padded with zeros.
+    static func padded(_ body: Data) -> Data {
+        let blocks = (4 + body.count + 15) / 16
+        return body + Data(count: blocks * 16 - 4 - body.count)
+    }
+
+    /// A few of the firmware's CLI commands, answered as it does.
+    func commandReply(_ line: String) -> String {
+        let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+        switch (words.first ?? "", words.count > 1 ? words[1] : "") {
+        case ("ver", _):
+            return "\(firmwareVersion) (Build: 14-Aug-2026)"
+        case ("clock", _):
+            let now = Date(timeIntervalSince1970: TimeInterval(network?.epoch ?? 0))
+            let parts = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(secondsFromGMT: 0) ?? .current, from: now)
+            return String(format: "%02d:%02d - %d/%d/%d UTC", parts.hour ?? 0, parts.minute ?? 0, parts.day ?? 0, parts.month ?? 0, parts.year ?? 0)
+        case ("get", "name"):
+            return "> \(name)"
+        case ("get", "owner.info"), ("get", "owner"):
+            return "> \(owner)"
+        case ("set", "owner.info"), ("set", "owner"):
+            owner = words.count > 2 ? words[2] : ""
+            return "OK"
+        case ("neighbors", _), ("neighbours", _):
+            let list = network?.neighbours(of: self) ?? []
+            return list.isEmpty ? "-none-" : list.map { $0.publicKey.prefix(4).hexString + ":60:40" }.joined(separator: "\n")
+        case ("advert", _):
+            network?.advertise(from: self, flood: true)
+            return "OK - Advert sent"
+        default:
+            return "Unknown command"
         }
     }
 }

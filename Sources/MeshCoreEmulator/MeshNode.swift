@@ -84,7 +84,17 @@ public final class MeshNode {
         try? MeshAdvert(signingKey: identity, timestamp: timestamp, data: MeshAdvertData(type: type, name: name))
     }
 
-    func receiveDirect(from sender: String, text: String) {
+    func receiveDirect(from sender: String, senderKey: Data, text: String, textType: MeshTextType) {
+        if textType == .cliData {
+            // Servers run commands from administrators and answer in kind; others ignore them.
+            guard isServer, logins[senderKey] == .admin else { return }
+            let reply = commandReply(text)
+            network?.schedule(after: .milliseconds(100)) { [weak self] _ in
+                guard let self else { return }
+                self.network?.nodeSendsDirect(self, to: sender, text: reply, textType: .cliData)
+            }
+            return
+        }
         receivedDirect.append((sender, text))
         if echoBot {
             network?.schedule(after: .milliseconds(250)) { [weak self] _ in

@@ -12,12 +12,26 @@ struct MeshCommands: AsyncParsableCommand {
         commandName: "mesh",
         abstract: "Talk to a MeshCore companion radio over BLE, TCP (WiFi companion) or serial, or emulate one.",
         discussion: "Without --ble, --tcp or --serial the radio is reached over BLE on the chosen driver; on the simulator that is the emulated radio \"MeshCore-Tether Base\" in a small scripted mesh.",
-        subcommands: [Info.self, Contacts.self, Send.self, Channel.self, Listen.self, Messages.self, Time.self, Advert.self, Battery.self, MeshEmulate.self])
+        subcommands: [
+            Info.self, Contacts.self, Send.self, Channel.self, Listen.self, Messages.self, Time.self, Advert.self, Battery.self,
+            MeshShellSubcommands.Stats.self, MeshShellSubcommands.Get.self, MeshShellSubcommands.Set.self,
+            MeshShellSubcommands.Path.self, MeshShellSubcommands.Trace.self, MeshShellSubcommands.Login.self,
+            MeshShellSubcommands.Status.self, MeshShellSubcommands.Telemetry.self, MeshShellSubcommands.Neighbours.self,
+            MeshShellSubcommands.Cmd.self, MeshShellSubcommands.Card.self, MeshShellSubcommands.Export.self,
+            MeshShellSubcommands.Import.self, MeshShellSubcommands.Reboot.self, MeshShellSubcommands.Run.self,
+            MeshEmulate.self,
+        ])
 
     /// Declared here too so that the radio can be named before the subcommand as well as after
     /// it (`tether mesh --tcp H info`, as the README writes it): ArgumentParser gives the
     /// subcommand's `MeshTarget` the values either way.
     @OptionGroup var target: MeshTarget
+
+    /// Without a subcommand: the interactive prompt on a terminal, or the commands read from
+    /// standard input one per line.
+    func run() async throws {
+        try await MeshShellRunner.interactiveOrScript(target)
+    }
 }
 
 /// How to reach the radio, shared by every `tether mesh` subcommand.
@@ -124,7 +138,7 @@ struct MeshTarget: ParsableArguments {
             let count = (try? await store.incomingMessageCount(after: newestBefore)) ?? 0
             if count > 0 { note("\(count) new message(s) (tether mesh messages)") }
         }
-        return MeshLink(manager: manager, environment: environment, json: json)
+        return MeshLink(manager: manager, store: store, environment: environment, json: json)
     }
 
     /// A progress line on standard error (kept off standard output for JSON consumers).
@@ -136,6 +150,7 @@ struct MeshTarget: ParsableArguments {
 /// An open radio connection for one CLI command.
 struct MeshLink {
     let manager: ConnectionManager
+    let store: MeshStore
     let environment: Environment?
     let json: Bool
 

@@ -13,9 +13,11 @@ struct MeshEmulate: AsyncParsableCommand {
         commandName: "emulate",
         abstract: "Run an emulated MeshCore companion radio in a small simulated mesh.",
         discussion: """
-            The radio "\(MeshNetwork.demoRadioName)" knows the nodes Alice, Bob, Echo (an echo bot) \
-            and Ridge Repeater. It listens for one app at a time on TCP with the companion \
-            protocol's stream framing; Alice and Bob chat on a script.
+            The radio "\(MeshNetwork.demoRadioName)" knows the nodes Alice, Bob, Echo (an echo bot), \
+            Ridge Repeater, Trail Club (a room server) and Weather Station (a sensor); the servers \
+            take the password "password" (administrator) or "hello" (guest). It listens for one app \
+            at a time on TCP with the companion protocol's stream framing; Alice and Bob chat on a \
+            script.
             """)
 
     // `--listen`, not `--tcp`: under `tether mesh`, `--tcp` names the radio a client reaches.
@@ -31,6 +33,9 @@ struct MeshEmulate: AsyncParsableCommand {
     @Flag(help: "Do not script Alice's and Bob's chatter.")
     var quiet = false
 
+    @Option(help: "Also know this many more contacts (chat nodes \"Node 0001\"…), for sync tests and benchmarks (at most \(MeshNetwork.demoMaximumExtraContacts)).")
+    var contacts = 0
+
     @ParentCommand var mesh: MeshCommands
 
     func validate() throws {
@@ -39,13 +44,16 @@ struct MeshEmulate: AsyncParsableCommand {
             throw ValidationError("mesh emulate listens at --listen HOST:PORT; --tcp, --ble and --serial name a radio to reach")
         }
         _ = try Self.endpoint(tcp)
+        guard (0...MeshNetwork.demoMaximumExtraContacts).contains(contacts) else {
+            throw ValidationError("--contacts must be between 0 and \(MeshNetwork.demoMaximumExtraContacts)")
+        }
     }
 
     func run() async throws {
         let (host, port) = try Self.endpoint(tcp)
-        let startEpoch = UInt32(Date().timeIntervalSince1970), chatter = !quiet
+        let startEpoch = UInt32(Date().timeIntervalSince1970), chatter = !quiet, extra = contacts
         let (network, server) = await { @SimulationActor in
-            let network = MeshNetwork.demo(clock: ContinuousClock(), startEpoch: startEpoch, chatter: chatter)
+            let network = MeshNetwork.demo(clock: ContinuousClock(), startEpoch: startEpoch, chatter: chatter, extraContacts: extra)
             network.observer = { time, event in
                 print(String(format: "[%8.3f] ", time.seconds) + event.description)
                 flushOutput()

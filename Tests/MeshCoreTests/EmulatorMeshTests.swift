@@ -272,7 +272,17 @@ import TetherTesting
             return (network.radios.map(\.name), network.nodes.map(\.name), network.radios[0].contacts.count)
         }()
         #expect(names.0 == [MeshNetwork.demoRadioName])
-        #expect(names.1 == ["Alice", "Bob", "Echo", "Ridge Repeater"])
-        #expect(names.2 == 4)
+        #expect(names.1 == ["Alice", "Bob", "Echo", "Ridge Repeater", "Trail Club", "Weather Station"])
+        #expect(names.2 == 6)
+    }
+
+    @Test func theDemoMeshCanKnowManyMoreContacts() async throws {
+        let clock = ManualClock()
+        let (count, capacity, named) = await { @SimulationActor in
+            let network = MeshNetwork.demo(clock: clock, chatter: false, extraContacts: 350)
+            let radio = network.radios[0]
+            return (radio.contacts.count, radio.configuration.maxContacts, radio.contact(named: "Node 0350") != nil)
+        }()
+        #expect(count == 356 && capacity >= 356 && named)
     }
 }

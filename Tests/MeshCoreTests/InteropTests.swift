@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import MeshCore
+import TetherCore
 
 /// The public Python client `meshcore` (installed into `.venv` by `scripts/test-peers`) drives
 /// `tether mesh emulate --listen` through app start, device query, contacts, time, battery, a
@@ -69,4 +71,126 @@ import Testing
         #expect((summary["echo_reply"] as? [String: Any])?["text"] as? String == "echo: hello from python")
         #expect(summary["emulator_exit"] as? Int == 0)
     }
+}
+
+/// Tether's own client, the `tether mesh` prompt fed a script with `--json`, drives an emulator
+/// started the same way as for the Python client, with the same expectations.
+@Suite struct CLIInteropTests {
+    @Test func theMeshPromptDrivesTheEmulatorOverTCP() async throws {
+        let tether = try #require(InteropTests.tetherExecutable(), "the tether executable was not found next to the test bundle")
+        let emulator = Process()
+        emulator.executableURL = tether
+        emulator.arguments = ["mesh", "emulate", "--listen", "127.0.0.1:0", "--until-stdin-closes", "--quiet"]
+        let emulatorOutput = Pipe(), emulatorInput = Pipe()
+        emulator.standardOutput = emulatorOutput
+        emulator.standardError = FileHandle.nullDevice
+        emulator.standardInput = emulatorInput
+        try emulator.run()
+        defer { if emulator.isRunning { emulator.terminate() } }
+        let first = try await withSafetyTimeout(30) { () -> String in
+            var line = Data()
+            while true {
+                let byte = try emulatorOutput.fileHandleForReading.read(upToCount: 1) ?? Data()
+                guard let value = byte.first else { throw CLIInteropFailure("the emulator ended before listening") }
+                if value == 0x0A { return String(decoding: line, as: UTF8.self) }
+                line.append(value)
+            }
+        }
+        let port = try #require(first.split(separator: ":").last.map(String.init), "no port in \(first)")
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-interop-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("commands.txt")
+        try Data(Self.script.utf8).write(to: script)
+        let client = Process()
+        client.executableURL = tether
+        client.arguments = ["mesh", "--tcp", "127.0.0.1:\(port)", "--json", "--database", directory.appendingPathComponent("mesh.sqlite").path]
+        client.standardInput = try FileHandle(forReadingFrom: script)
+        let output = Pipe(), errors = Pipe()
+        client.standardOutput = output
+        client.standardError = errors
+        let status = try await withSafetyTimeout(120) {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+                client.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+                do { try client.run() } catch { continuation.resume(throwing: error) }
+            }
+        }
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let records = stdout.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        #expect(records.count == stdout.split(separator: "\n").count, "every line is one JSON object:\n\(stdout)")
+        func all(_ type: String) -> [[String: Any]] { records.filter { $0["type"] as? String == type } }
+        func setting(_ name: String) -> String? { all("setting").last { $0["name"] as? String == name }?["value"] as? String }
+
+        // The one deliberate mistake is reported, and fails the run.
+        #expect(status == 1, "stderr:\n\(stderr.suffix(2_000))")
+        #expect(all("error").count == 1 && all("error").first?["command"] as? String == "bogus", "\(all("error"))")
+
+        let info = try #require(all("radioInfo").first, "no radioInfo in:\n\(stdout)")
+        #expect(info["name"] as? String == "Tether Base" && info["firmwareVersionCode"] as? Int == 13)
+        #expect(all("contact").contains { $0["name"] as? String == "Echo" })
+        #expect(setting("tx") == "10" && setting("tuning") == "2.5,1.5" && setting("gps") == "1")
+        #expect((all("stats").first { $0["kind"] as? String == "core" }?["values"] as? [String: Double])?["batteryMillivolts"] == 4_012)
+        #expect(all("channelSet").first?["secret"] as? String == MeshChannelSecret.hashtag("#ops").map { String(format: "%02x", $0) }.joined())
+        let card = try #require(all("card").first)
+        #expect(card["signatureValid"] as? Bool == true && card["name"] as? String == "Tether Base")
+        #expect((card["uri"] as? String)?.hasPrefix("meshcore://11") == true)
+        let signature = try #require(all("signature").first)
+        let key = try #require((info["publicKey"] as? String).flatMap { Data(hexString: $0) })
+        let signed = try #require((signature["signature"] as? String).flatMap { Data(hexString: $0) })
+        #expect(MeshCoreSession.verify(signature: signed, of: Data("hello from tether".utf8), publicKey: key))
+        #expect(all("login").first?["admin"] as? Bool == true)
+        #expect(((all("status").first?["status"]) as? [String: Any])?["batteryMillivolts"] as? Int == 3_950)
+        let telemetry = try #require(all("telemetry").first?["readings"] as? [[String: Any]])
+        #expect(telemetry.first?["kind"] as? String == "voltage" && (telemetry.first?["value"] as? [Double]) == [4.01])
+        #expect((all("trace").first?["hops"] as? [Any])?.count == 1)
+        #expect(all("discoveredPath").first?["outPath"] as? String == "01")
+        #expect((all("commandReply").first?["reply"] as? String)?.hasPrefix("v1.17.1") == true)
+        #expect(all("message").contains { $0["direction"] as? String == "incoming" && $0["text"] as? String == "echo: hello from tether" },
+                "no echo reply in:\n\(stdout)")
+
+        try emulatorInput.fileHandleForWriting.close()
+        let exit = try await withSafetyTimeout(30) {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+                DispatchQueue.global().async {
+                    emulator.waitUntilExit()
+                    continuation.resume(returning: emulator.terminationStatus)
+                }
+            }
+        }
+        #expect(exit == 0)
+    }
+
+    static let script = """
+        info
+        contacts
+        set tx 10
+        get tx
+        set tuning 2.5,1.5
+        get tuning
+        set gps 1
+        get gps
+        stats core
+        channel-set 2 #ops
+        card
+        sign hello from tether
+        login "Ridge Repeater" password
+        status "Ridge Repeater"
+        telemetry
+        trace "Ridge Repeater"
+        discover-path Bob
+        cmd "Ridge Repeater" ver
+        bogus
+        send Echo hello from tether
+        wait 3
+        quit
+        """
+}
+
+struct CLIInteropFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

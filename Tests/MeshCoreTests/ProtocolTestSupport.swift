@@ -100,6 +100,15 @@ enum ProtocolFrameSamples {
         0x8B, 0x33, 0x87, 0xE9, 0xC5, 0xCD, 0xEA, 0x6A, 0xC9, 0xE5, 0xED, 0xBA, 0xA1, 0x15, 0xCD, 0x72,
     ])
 
+    /// A repeater's status (56 bytes): battery 3950 mV, queue 2, noise −115, RSSI −80, 41
+    /// received, 26 sent, 12 s on air, up 3600 s, 20/6 sent flood/direct, 30/11 received
+    /// flood/direct, no error flags, SNR 6.25 dB, 1/7 duplicates, 30 s receiving, 2 errors.
+    static let repeaterStatusHex = "6E 0F 02 00 8D FF B0 FF 29 00 00 00 1A 00 00 00 0C 00 00 00 10 0E 00 00 "
+        + "14 00 00 00 06 00 00 00 1E 00 00 00 0B 00 00 00 00 00 19 00 01 00 07 00 1E 00 00 00 02 00 00 00"
+    /// A room server's (52 bytes): the same, then 5 posts stored and 3 pushed.
+    static let roomStatusHex = "6E 0F 02 00 8D FF B0 FF 29 00 00 00 1A 00 00 00 0C 00 00 00 10 0E 00 00 "
+        + "14 00 00 00 06 00 00 00 1E 00 00 00 0B 00 00 00 00 00 19 00 01 00 07 00 05 00 03 00"
+
     static let all: [ProtocolFrameSample] = [
         .init("OK", "00", .ok(value: nil)),
         .init("OK with value", "00 2A 00 00 00", .ok(value: 42), decodablePrefixes: [1]),
@@ -212,23 +221,14 @@ enum ProtocolFrameSamples {
         .init("LOGIN_FAIL", "86 00 A1 A2 A3 A4 A5 A6", .loginFailed(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"))),
         .init(
             "STATUS_RESPONSE repeater",
-            "87 00 A1 A2 A3 A4 A5 A6 6E 0F 02 00 8D FF B0 FF 29 00 00 00 1A 00 00 00 0C 00 00 00 10 0E 00 00 "
-                + "14 00 00 00 06 00 00 00 1E 00 00 00 0B 00 00 00 00 00 19 00 01 00 07 00 1E 00 00 00 02 00 00 00",
-            .statusResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: MeshNodeStatus(
-                batteryMillivolts: 3950, transmitQueueLength: 2, noiseFloor: -115, lastRSSI: -80, packetsReceived: 41,
-                packetsSent: 26, transmitAirtimeSeconds: 12, uptimeSeconds: 3600, sentFlood: 20, sentDirect: 6,
-                receivedFlood: 30, receivedDirect: 11, errorFlags: 0, lastSNR: 6.25, directDuplicates: 1, floodDuplicates: 7,
-                receiveAirtimeSeconds: 30, receiveErrors: 2))),
-            decodablePrefixes: [60]),
+            "87 00 A1 A2 A3 A4 A5 A6 " + repeaterStatusHex,
+            .statusResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: S.hex(Self.repeaterStatusHex))),
+            decodablePrefixes: Set(8...63)),
         .init(
             "STATUS_RESPONSE room server",
-            "87 00 A1 A2 A3 A4 A5 A6 6E 0F 02 00 8D FF B0 FF 29 00 00 00 1A 00 00 00 0C 00 00 00 10 0E 00 00 "
-                + "14 00 00 00 06 00 00 00 1E 00 00 00 0B 00 00 00 00 00 19 00 01 00 07 00 05 00 03 00",
-            .statusResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: MeshNodeStatus(
-                batteryMillivolts: 3950, transmitQueueLength: 2, noiseFloor: -115, lastRSSI: -80, packetsReceived: 41,
-                packetsSent: 26, transmitAirtimeSeconds: 12, uptimeSeconds: 3600, sentFlood: 20, sentDirect: 6,
-                receivedFlood: 30, receivedDirect: 11, errorFlags: 0, lastSNR: 6.25, directDuplicates: 1, floodDuplicates: 7,
-                postsStored: 5, postPushes: 3)))),
+            "87 00 A1 A2 A3 A4 A5 A6 " + roomStatusHex,
+            .statusResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: S.hex(Self.roomStatusHex))),
+            decodablePrefixes: Set(8...59)),
         .init(
             "TELEMETRY_RESPONSE", "8B 00 A1 A2 A3 A4 A5 A6 01 74 01 A4 02 67 00 D7",
             .telemetryResponse(MeshServerReply(serverPrefix: S.hex("A1 A2 A3 A4 A5 A6"), body: MeshTelemetry(readings: [

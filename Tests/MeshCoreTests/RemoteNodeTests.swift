@@ -49,6 +49,27 @@ import TetherSimulator
         #expect(MeshTelemetry(lpp: S.hex("01 71 00 01 FF FF 03 E8")).first(.accelerometer) == .vector(x: 0.001, y: -0.001, z: 1))
     }
 
+    @Test func statusBodiesDecodeInTheLayoutAsked() throws {
+        let common = MeshNodeStatus(
+            batteryMillivolts: 3950, transmitQueueLength: 2, noiseFloor: -115, lastRSSI: -80, packetsReceived: 41,
+            packetsSent: 26, transmitAirtimeSeconds: 12, uptimeSeconds: 3600, sentFlood: 20, sentDirect: 6,
+            receivedFlood: 30, receivedDirect: 11, errorFlags: 0, lastSNR: 6.25, directDuplicates: 1, floodDuplicates: 7)
+        var repeater = common
+        repeater.receiveAirtimeSeconds = 30
+        repeater.receiveErrors = 2
+        var room = common
+        room.postsStored = 5
+        room.postPushes = 3
+        #expect(try MeshNodeStatus(decoding: S.hex(ProtocolFrameSamples.repeaterStatusHex)) == repeater)
+        #expect(repeater.encoded == S.hex(ProtocolFrameSamples.repeaterStatusHex))
+        // A room's answer arrives padded to the cipher's 16-byte blocks: 4 + 52 → 64, minus the 4-byte tag.
+        let padded = S.hex(ProtocolFrameSamples.roomStatusHex) + Data(count: 8)
+        #expect(try MeshNodeStatus(decoding: padded, layout: .roomServer) == room)
+        #expect(room.encoded == S.hex(ProtocolFrameSamples.roomStatusHex))
+        #expect(throws: MeshCoreDecodeError.self) { try MeshNodeStatus(decoding: S.hex(ProtocolFrameSamples.roomStatusHex), layout: .repeater) }
+        #expect(MeshNodeStatus.Layout(.room) == .roomServer && MeshNodeStatus.Layout(.repeater) == .repeater)
+    }
+
     @Test func bodiesOfBinaryAnswersDecode() throws {
         let neighbours = try MeshNeighbours(decoding: S.hex("03 00 02 00 A1 A2 3C 00 00 00 28 B1 B2 78 00 00 00 F8"), prefixLength: 2)
         #expect(neighbours.total == 3)
@@ -59,7 +80,8 @@ import TetherSimulator
         #expect(neighbours.encoded(prefixLength: 2) == S.hex("03 00 02 00 A1 A2 3C 00 00 00 28 B1 B2 78 00 00 00 F8"))
         #expect(throws: MeshCoreDecodeError.self) { try MeshNeighbours(decoding: S.hex("03 00 02 00 A1 A2 3C 00"), prefixLength: 2) }
         #expect(throws: MeshCoreDecodeError.self) { try MeshNeighbours(decoding: S.hex("03 00 FF FF"), prefixLength: 2) }
-        #expect(MeshAccessEntry.list(decoding: S.hex("A1 A2 A3 A4 A5 A6 03 B1 B2 B3 B4 B5 B6 01 C1")) == [
+        // Zero padding after the entries is not an entry.
+        #expect(MeshAccessEntry.list(decoding: S.hex("A1 A2 A3 A4 A5 A6 03 B1 B2 B3 B4 B5 B6 01 00 00 00 00 00 00 00 00 C1")) == [
             MeshAccessEntry(publicKeyPrefix: S.hex("A1 A2 A3 A4 A5 A6"), permission: .admin),
             MeshAccessEntry(publicKeyPrefix: S.hex("B1 B2 B3 B4 B5 B6"), permission: .readOnly),
         ])
@@ -85,20 +107,20 @@ import TetherSimulator
         }
         #expect(admin.isAdmin && admin.permissions == .admin && admin.firmwareLevel == 2)
         #expect(admin.serverPrefix == hilltop.prefix(6))
-        #expect(!guest.isAdmin && guest.role == 2 && guest.permissions == .readWrite && guest.firmwareLevel == 1)
+        // A room server's guest: role byte 2, no permissions.
+        #expect(!guest.isAdmin && guest.role == 2 && guest.permissions == .guest && guest.firmwareLevel == 1)
         await #expect { try await world.run { try await session.login(to: world.mesh.key("Valley"), password: "nope") } } throws: {
             if case MeshCoreError.noAnswer = $0 { true } else { false }
         }
         await #expect { try await world.run { try await session.login(to: Data(repeating: 7, count: 32), password: "x") } } throws: {
             EmulatorSession.refusal($0) == .notFound
         }
-        // HAS_CONNECTION says who is logged in; LOGOUT ends it.
-        try await world.run { _ = try await session.execute(.hasConnection(publicKey: hilltop), session.expectingOK) }
-        try await world.run { try await session.logout(publicKey: hilltop) }
-        await world.mesh.time.advance(.seconds(5))
+        // Current servers ask for no keep-alive: the radio holds no connection after a login
+        // (HAS_CONNECTION answers ERR 2), and LOGOUT is answered OK.
         await #expect { try await world.run { _ = try await session.execute(.hasConnection(publicKey: hilltop), session.expectingOK) } } throws: {
             EmulatorSession.refusal($0) == .notFound
         }
+        try await world.run { try await session.logout(publicKey: hilltop) }
     }
 
     @Test func statusAndTelemetryComeFromTheNodeAsked() async throws {
@@ -109,12 +131,16 @@ import TetherSimulator
         await #expect { try await world.run { try await session.status(of: hilltop) } } throws: {
             if case MeshCoreError.noAnswer = $0 { true } else { false }
         }
+        // A node the radio is not logged in to cannot read its requests: no telemetry either.
+        await #expect { try await world.run { try await session.telemetry(of: weather) } } throws: {
+            if case MeshCoreError.noAnswer = $0 { true } else { false }
+        }
         let (repeater, room, own, sensor) = try await world.run {
             _ = try await session.login(to: hilltop, password: "password")
             _ = try await session.login(to: club, password: "password")
             _ = try await session.login(to: weather, password: "password")
-            return (try await session.status(of: hilltop), try await session.status(of: club), try await session.telemetry(),
-                    try await session.telemetry(of: weather))
+            return (try await session.status(of: hilltop), try await session.status(of: club, layout: .roomServer),
+                    try await session.telemetry(), try await session.telemetry(of: weather))
         }
         #expect(repeater.batteryMillivolts == 3_950 && repeater.receiveErrors == 2 && repeater.postsStored == nil)
         #expect(room.postsStored == 2 && room.receiveErrors == nil)
@@ -122,12 +148,25 @@ import TetherSimulator
         #expect(own.first(.voltage, channel: 1) == .number(4.01))
         #expect(sensor.first(.voltage) == .number(3.95))
         #expect(sensor.first(.temperature) == .number(21.5) && sensor.first(.humidity) == .number(45))
+        // The answers came padded to the cipher's blocks: the padding is not a reading.
+        #expect(sensor.readings.count == 3 && sensor.unparsedByteCount == 0)
+        // Logged in as a guest, a sensor tells its battery only.
+        let guestReadings = try await world.run {
+            _ = try await session.login(to: weather, password: "hello")
+            return try await session.telemetry(of: weather)
+        }
+        #expect(guestReadings.readings.map(\.type) == [.voltage])
     }
 
     @Test func binaryRequestsAnswerNeighboursAccessListAndOwner() async throws {
         let world = try await Self.world()
         let session = world.session
         let hilltop = world.mesh.key("Hilltop")
+        // Another radio logged in as a guest: repeaters leave guests out of the list.
+        let network = world.mesh.network
+        await world.mesh.sim {
+            _ = network.node(named: "Hilltop")?.login(password: "hello", from: Data(repeating: 0x77, count: 32), clock: 0)
+        }
         let (neighbours, access, owner) = try await world.run {
             _ = try await session.login(to: hilltop, password: "password")
             return (try await session.neighbours(of: hilltop, prefixLength: 4), try await session.accessList(of: hilltop),
@@ -185,7 +224,8 @@ import TetherSimulator
         #expect(result.hops.map(\.snr) == [12, 11.75] && result.finalSNR == 12)
         let two = Data(world.mesh.key("Hilltop").prefix(2))
         #expect(try await world.run { try await session.trace(path: two, hashSize: 2) }.hops.count == 1)
-        let unknown = Data([world.mesh.key("Club")[0] ^ 0xFF ^ world.mesh.key("Hilltop")[0] == 0 ? 0x01 : world.mesh.key("Club")[0]])
+        let repeaterHashes = Set([world.mesh.key("Hilltop")[0], world.mesh.key("Valley")[0]])
+        let unknown = Data([(0...255).map(UInt8.init).first { !repeaterHashes.contains($0) }!])
         await #expect { try await world.run { try await session.trace(path: unknown) } } throws: {
             if case MeshCoreError.noAnswer = $0 { true } else { false }
         }
@@ -208,5 +248,31 @@ import TetherSimulator
         #expect(repeaters.map(\.publicKey) == [world.mesh.key("Near").prefix(8)].map { Data($0) })
         #expect(repeaters.first?.type == .repeater)
         #expect(Set(both.map(\.publicKey)) == Set([world.mesh.key("Near").prefix(8), world.mesh.key("Sensor").prefix(8)].map { Data($0) }))
+    }
+
+    @Test func remoteCommandsRunForAdministratorsOnly() async throws {
+        let world = try await Self.world()
+        let session = world.session
+        let hilltop = world.mesh.key("Hilltop")
+        await #expect { try await world.run { try await session.runCommand("ver", on: hilltop) } } throws: {
+            if case MeshCoreError.noAnswer = $0 { true } else { false }
+        }
+        let (version, name, set, owner, unknown) = try await world.run {
+            _ = try await session.login(to: hilltop, password: "password")
+            return (try await session.runCommand("ver", on: hilltop), try await session.runCommand("get name", on: hilltop),
+                    try await session.runCommand("set owner Bea, valley 2", on: hilltop), try await session.ownerInfo(of: hilltop),
+                    try await session.runCommand("selfdestruct", on: hilltop))
+        }
+        #expect(version.hasPrefix("v1.17.1"))
+        #expect(name == "> Hilltop" && set == "OK" && owner.owner == "Bea, valley 2")
+        #expect(unknown == "Unknown command")
+        // A guest's commands go unanswered.
+        let valley = world.mesh.key("Valley")
+        await #expect {
+            try await world.run {
+                _ = try await session.login(to: valley, password: "hello")
+                return try await session.runCommand("ver", on: valley)
+            }
+        } throws: { if case MeshCoreError.noAnswer = $0 { true } else { false } }
     }
 }

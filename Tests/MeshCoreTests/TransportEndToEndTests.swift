@@ -69,7 +69,7 @@ struct TransportEndToEndTests {
         #expect(await manager.state == .ready)
         #expect(await manager.selfInfo?.name == MeshNetwork.demoRadioName)
         #expect(await manager.deviceInfo?.firmwareVersionCode == 13)
-        #expect(await manager.contacts.map(\.name).sorted() == ["Alice", "Bob", "Echo", "Ridge Repeater"])
+        #expect(await manager.contacts.map(\.name).sorted() == ["Alice", "Bob", "Echo", "Ridge Repeater", "Trail Club", "Weather Station"])
         #expect(await manager.channels.first?.name == "Public")
         let echo = try #require(await manager.contact(named: "Echo"))
         let sent = try await world.run { try await manager.sendMessage("ping over BLE", to: echo) }

@@ -143,8 +143,9 @@ public struct MeshNeighbours: Sendable, Hashable {
         self.init(total: max(total, returned), entries: entries)
     }
 
-    /// The response body, with prefixes of `prefixLength` bytes.
+    /// The response body, with prefixes of `prefixLength` bytes (0…32).
     public func encoded(prefixLength: Int) -> Data {
+        let prefixLength = min(max(prefixLength, 0), 32)
         var writer = ByteWriter()
         writer.u16(UInt16(bitPattern: Int16(clamping: total)))
         writer.u16(UInt16(bitPattern: Int16(clamping: entries.count)))
@@ -170,13 +171,14 @@ public struct MeshAccessEntry: Sendable, Hashable, Codable {
         self.permission = permission
     }
 
-    /// Decodes an access-list body: entries of a 6-byte prefix and a permissions byte
-    /// (a partial entry at the end is ignored).
+    /// Decodes an access-list body: entries of a 6-byte prefix and a permissions byte. The
+    /// answer arrives padded with zeros: all-zero prefixes and a partial entry at the end are
+    /// not entries.
     public static func list(decoding body: Data) -> [MeshAccessEntry] {
-        stride(from: body.startIndex, to: body.endIndex - 6, by: 7).map { start in
-            MeshAccessEntry(
-                publicKeyPrefix: Data(body[start..<(start + 6)]),
-                permission: MeshAccessPermission(rawValue: body[start + 6] & 0x03) ?? .guest)
+        stride(from: body.startIndex, to: body.endIndex - 6, by: 7).compactMap { start in
+            let prefix = Data(body[start..<(start + 6)])
+            guard prefix.contains(where: { $0 != 0 }) else { return nil }
+            return MeshAccessEntry(publicKeyPrefix: prefix, permission: MeshAccessPermission(rawValue: body[start + 6] & 0x03) ?? .guest)
         }
     }
 

@@ -77,8 +77,9 @@ public enum MeshCoreFrame: Sendable, Hashable {
     case loginSuccess(MeshLoginResult)
     /// `LOGIN_FAIL` push: a server refused the login (the first 6 bytes of its key).
     case loginFailed(serverPrefix: Data)
-    /// `STATUS_RESPONSE` push: a server's status.
-    case statusResponse(MeshServerReply<MeshNodeStatus>)
+    /// `STATUS_RESPONSE` push: a server's status, raw (decode it with
+    /// ``MeshNodeStatus/init(decoding:layout:)`` in the layout of the node asked).
+    case statusResponse(MeshServerReply<Data>)
     /// `TELEMETRY_RESPONSE` push: a node's (or this radio's own) telemetry.
     case telemetryResponse(MeshServerReply<MeshTelemetry>)
     /// `BINARY_RESPONSE` push: the answer to a binary or anonymous request with this tag.
@@ -221,7 +222,7 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .statusResponse:
             _ = try reader.u8()
             let prefix = try reader.bytes(MeshCoreCommand.prefixSize)
-            return .statusResponse(MeshServerReply(serverPrefix: prefix, body: try MeshNodeStatus(decoding: reader.rest())))
+            return .statusResponse(MeshServerReply(serverPrefix: prefix, body: reader.rest()))
         case .telemetryResponse:
             _ = try reader.u8()
             let prefix = try reader.bytes(MeshCoreCommand.prefixSize)
@@ -374,7 +375,7 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .statusResponse(let reply):
             writer.u8(0)
             writer.bytes(reply.serverPrefix, fixed: MeshCoreCommand.prefixSize)
-            writer.bytes(reply.body.encoded)
+            writer.bytes(reply.body)
         case .telemetryResponse(let reply):
             writer.u8(0)
             writer.bytes(reply.serverPrefix, fixed: MeshCoreCommand.prefixSize)

@@ -3,7 +3,9 @@ import Foundation
 /// A repeater's or room server's status (`STATUS_RESPONSE`, or the status binary request).
 ///
 /// Both layouts share the first 48 bytes; a repeater then sends its receive airtime and
-/// receive errors (56 bytes), a room server its stored posts and post pushes (52 bytes).
+/// receive errors (56 bytes), a room server its stored posts and post pushes (52 bytes). The
+/// answer arrives padded with zeros to the cipher's block size, so its length cannot tell the
+/// layouts apart: the reader says which node type it asked (``Layout``).
 public struct MeshNodeStatus: Sendable, Hashable, Codable {
     /// The battery voltage in millivolts.
     public var batteryMillivolts: UInt16
@@ -81,13 +83,26 @@ public struct MeshNodeStatus: Sendable, Hashable, Codable {
         self.postPushes = postPushes
     }
 
-    /// Decodes a status body: 56 bytes or more read as a repeater's, 52 as a room server's.
+    /// Which node's layout a status body has.
+    public enum Layout: Sendable, Hashable {
+        /// 56 bytes, ending in receive airtime and receive errors.
+        case repeater
+        /// 52 bytes, ending in stored posts and post pushes.
+        case roomServer
+
+        /// The layout of a node of `type` (room servers', or else a repeater's).
+        public init(_ type: MeshContactType) {
+            self = type == .room ? .roomServer : .repeater
+        }
+    }
+
+    /// Decodes a status body in `layout`; bytes after it (padding) are ignored.
     ///
-    /// - Throws: ``MeshCoreDecodeError/truncated(code:needed:got:)`` for fewer than 52 bytes or
-    ///   53 to 55 (a repeater's status cut short).
-    public init(decoding body: Data) throws(MeshCoreDecodeError) {
+    /// - Throws: ``MeshCoreDecodeError/truncated(code:needed:got:)`` for a body shorter than
+    ///   the layout.
+    public init(decoding body: Data, layout: Layout = .repeater) throws(MeshCoreDecodeError) {
         var reader = ByteReader(body, code: MeshCorePushCode.statusResponse.rawValue, offset: 0)
-        try reader.require(body.count > Self.roomServerSize ? Self.repeaterSize : Self.roomServerSize)
+        try reader.require(layout == .repeater ? Self.repeaterSize : Self.roomServerSize)
         self.init(
             batteryMillivolts: try reader.u16(), transmitQueueLength: try reader.u16(),
             noiseFloor: Int16(bitPattern: try reader.u16()), lastRSSI: Int16(bitPattern: try reader.u16()),
@@ -96,7 +111,7 @@ public struct MeshNodeStatus: Sendable, Hashable, Codable {
             receivedFlood: try reader.u32(), receivedDirect: try reader.u32(), errorFlags: try reader.u16(),
             lastSNR: Double(Int16(bitPattern: try reader.u16())) / 4, directDuplicates: try reader.u16(),
             floodDuplicates: try reader.u16())
-        if body.count >= Self.repeaterSize {
+        if layout == .repeater {
             receiveAirtimeSeconds = try reader.u32()
             receiveErrors = try reader.u32()
         } else {

@@ -246,6 +246,16 @@ public actor ConnectionManager {
         return stored
     }
 
+    /// Lists the radio's contacts again (after contacts were added, imported or removed), and
+    /// stores and publishes the new list.
+    public func refreshContacts() async throws {
+        let listing = try await session.contacts()
+        try await store.replaceContacts(listing.contacts)
+        contacts = listing.contacts
+        omittedContactCount = listing.omittedCount
+        publish(.contactsUpdated(contacts))
+    }
+
     /// The contact whose name is `name` (case-insensitive) or whose key starts with the hex `name`.
     public func contact(named name: String) -> MeshContact? {
         contacts.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }

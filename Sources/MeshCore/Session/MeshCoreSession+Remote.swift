@@ -32,14 +32,18 @@ extension MeshCoreSession {
         return result
     }
 
-    /// A repeater's or room server's status.
-    public func status(of publicKey: Data) async throws -> MeshNodeStatus {
+    /// A repeater's or room server's status, read in `layout` (a room server's for rooms).
+    public func status(of publicKey: Data, layout: MeshNodeStatus.Layout = .repeater) async throws -> MeshNodeStatus {
         let prefix = Data(publicKey.prefix(MeshCoreCommand.prefixSize))
         let frame = try await remoteRequest(.sendStatusRequest(publicKey: publicKey)) { _, frame in
             if case .statusResponse(let reply) = frame { reply.serverPrefix == prefix } else { false }
         }
         guard case .statusResponse(let reply) = frame else { throw MeshCoreError.malformedReply(command: "SEND_STATUS_REQ", reason: "no status") }
-        return reply.body
+        do {
+            return try MeshNodeStatus(decoding: reply.body, layout: layout)
+        } catch {
+            throw MeshCoreError.malformedReply(command: "SEND_STATUS_REQ", reason: "\(error)")
+        }
     }
 
     /// A node's telemetry, or this radio's own when `publicKey` is nil.
@@ -49,7 +53,7 @@ extension MeshCoreSession {
             let mark = responseMark
             try await sendUnanswered(.sendTelemetryRequest(publicKey: nil))
             let own = selfInfo.map { Data($0.publicKey.prefix(MeshCoreCommand.prefixSize)) }
-            let frame = await waitForPush(after: mark, timeout: configuration.commandTimeout) { frame in
+            let frame = try await waitForPush(after: mark, timeout: configuration.commandTimeout) { frame in
                 if case .telemetryResponse(let reply) = frame { own == nil || reply.serverPrefix == own } else { false }
             }
             guard case .telemetryResponse(let reply)? = frame else {
@@ -133,16 +137,61 @@ extension MeshCoreSession {
     /// within `window`.
     public func discoverNodes(types: [MeshContactType] = [.repeater], window: Duration = .seconds(5)) async throws -> [MeshNodeDiscovery.Answer] {
         let request = MeshNodeDiscovery(types: types, tag: UInt32.random(in: 0...UInt32.max))
-        let mark = responseMark
-        _ = try await execute(.sendControlData(request.payload), expectingOK)
-        try await self.clock.sleep(for: window)
+        let payloads = try await collectingControlData {
+            _ = try await self.execute(.sendControlData(request.payload), self.expectingOK)
+            try await self.clock.sleep(for: window)
+        }
         var seen = Set<Data>()
-        return responses(after: mark) { _ in true }.compactMap { frame in
-            guard case .controlData(_, _, _, let payload) = frame, let answer = MeshNodeDiscovery.Answer(payload: payload),
-                answer.tag == request.tag, seen.insert(answer.publicKey).inserted
+        return payloads.compactMap { payload in
+            guard let answer = MeshNodeDiscovery.Answer(payload: payload), answer.tag == request.tag,
+                seen.insert(answer.publicKey).inserted
             else { return nil }
             return answer
         }
+    }
+
+    /// Runs a command line on a repeater or room server one is logged in to as administrator
+    /// (sent as a direct message of text type CLI data) and returns its reply, for example
+    /// `ver`, `clock`, `get name`, `set owner …`, `neighbors`.
+    ///
+    /// - Throws: ``MeshCoreError/noAnswer(request:timeout:)`` when no reply came (not logged
+    ///   in as administrator, or the node is out of reach).
+    public func runCommand(_ command: String, on publicKey: Data) async throws -> String {
+        let prefix = Data(publicKey.prefix(MeshCoreCommand.prefixSize))
+        // Subscribed before sending: the reply may be fetched before the send returns.
+        let events = self.events()
+        let sent = try await sendMessage(to: publicKey, text: command, textType: .cliData)
+        let timeout = min(max(Duration.milliseconds(Int64(sent.suggestedTimeout)) * 2.5, Self.minimumRemoteWait), Self.maximumRemoteWait)
+        let fetchesItself = configuration.autoFetchMessages
+        let reply: String? = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .contactMessage(let message) where message.senderPrefix == prefix && message.textType == .cliData:
+                        return message.text
+                    case .messageWaiting where !fetchesItself:
+                        // Nobody else fetches: the reply waits in the radio's queue.
+                        for fetched in (try? await self.syncMessages()) ?? [] {
+                            if case .contactMessage(let message) = fetched, message.senderPrefix == prefix, message.textType == .cliData {
+                                return message.text
+                            }
+                        }
+                    default:
+                        break
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try await self.clock.sleep(for: timeout)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let reply else { throw MeshCoreError.noAnswer(request: "CLI command", timeout: timeout) }
+        return reply
     }
 
     // MARK: Plumbing
@@ -161,11 +210,22 @@ extension MeshCoreSession {
     private func remoteRequest(
         _ command: MeshCoreCommand, waitFactor: Double = 1, _ matches: @escaping @Sendable (SentResult, MeshCoreFrame) -> Bool
     ) async throws -> MeshCoreFrame {
+        // The radio awaits one request at a time (a newer one makes it drop the older one's
+        // answer), traces aside: the next request waits for this one's answer or timeout.
+        if case .sendTracePath = command {
+            return try await remoteRequestNow(command, waitFactor: waitFactor, matches)
+        }
+        return try await exclusively(.remote) { try await self.remoteRequestNow(command, waitFactor: waitFactor, matches) }
+    }
+
+    private func remoteRequestNow(
+        _ command: MeshCoreCommand, waitFactor: Double, _ matches: @escaping @Sendable (SentResult, MeshCoreFrame) -> Bool
+    ) async throws -> MeshCoreFrame {
         let mark = responseMark
         let sent = try await request(command) { if case .sent(let value) = $0 { value } else { nil } }
         let estimate = Duration.milliseconds(Int64(sent.suggestedTimeout)) * (1.25 * max(waitFactor, 1))
         let timeout = min(max(estimate, Self.minimumRemoteWait), Self.maximumRemoteWait)
-        guard let frame = await waitForPush(after: mark, timeout: timeout, { matches(sent, $0) }) else {
+        guard let frame = try await waitForPush(after: mark, timeout: timeout, { matches(sent, $0) }) else {
             throw MeshCoreError.noAnswer(request: Self.name(of: command), timeout: timeout)
         }
         return frame

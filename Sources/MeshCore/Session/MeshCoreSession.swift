@@ -100,8 +100,13 @@ public actor MeshCoreSession {
     private struct PushWaiter {
         let after: UInt64
         let matches: @Sendable (MeshCoreFrame) -> Bool
-        let continuation: CheckedContinuation<MeshCoreFrame?, Never>
+        let continuation: CheckedContinuation<MeshCoreFrame?, any Error>
     }
+    /// Node discoveries listening: their control-data payloads so far (bounded).
+    private var controlCollectors: [Int: [Data]] = [:]
+    private var nextControlCollectorID = 0
+    /// How many answers one node discovery keeps.
+    static let controlCollectorCapacity = 256
     private var pushWaiters: [Int: PushWaiter] = [:]
     private var recentResponses: [(serial: UInt64, frame: MeshCoreFrame)] = []
     private var responseSerial: UInt64 = 0
@@ -109,10 +114,18 @@ public actor MeshCoreSession {
     /// How many answering pushes are kept for requests that have not started waiting yet.
     static let recentResponseCapacity = 64
 
-    // Sequences of commands that must not interleave with another such sequence (signing,
-    // read-modify-write of settings).
-    private var exclusiveBusy = false
-    private var exclusiveWaiters: [CheckedContinuation<Void, Never>] = []
+    // Sequences of commands that must not interleave with another sequence of the same kind
+    // (signing and read-modify-write; remote requests, of which the radio awaits one at a time).
+    private var gatesBusy: Set<Gate> = []
+    private var gateWaiters: [Gate: [CheckedContinuation<Void, Never>]] = [:]
+
+    /// What an exclusive sequence excludes.
+    enum Gate: Hashable {
+        /// Multi-command exchanges with the radio: signing, read-modify-write of settings.
+        case sequence
+        /// Requests the radio sends to another node and awaits the answer of (it tracks one).
+        case remote
+    }
 
     // Message drain.
     private var draining = false
@@ -259,9 +272,13 @@ public actor MeshCoreSession {
     ///   - attempt: Which try this is (0 first); the radio stamps it so the recipient can
     ///     tell a retry from a new message.
     ///   - timestamp: The sender's clock (Unix seconds); now by default.
-    public func sendMessage(to destination: Data, text: String, attempt: UInt8 = 0, timestamp: UInt32? = nil) async throws -> SentResult {
+    ///   - textType: Plain text, or a command for a repeater or room server one is logged in to
+    ///     as administrator (``MeshTextType/cliData``; see ``runCommand(_:on:)``).
+    public func sendMessage(
+        to destination: Data, text: String, attempt: UInt8 = 0, timestamp: UInt32? = nil, textType: MeshTextType = .plain
+    ) async throws -> SentResult {
         let message = MeshCoreCommand.TextMessage(
-            textType: .plain, attempt: attempt, timestamp: timestamp ?? epochNow(),
+            textType: textType, attempt: attempt, timestamp: timestamp ?? epochNow(),
             destinationPrefix: Data(destination.prefix(6)), text: text)
         let frames = try await execute(.sendTextMessage(message)) {
             if case .sent = $0 { .complete } else { .notMine }
@@ -494,14 +511,19 @@ public actor MeshCoreSession {
 
     /// Runs `body` while no other exclusive sequence runs: a multi-command exchange (signing,
     /// read-modify-write) cannot be interleaved with another one (single commands still can).
-    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        if exclusiveBusy {
-            await withCheckedContinuation { exclusiveWaiters.append($0) }
+    func exclusively<T: Sendable>(_ gate: Gate = .sequence, _ body: @Sendable () async throws -> T) async throws -> T {
+        if gatesBusy.contains(gate) {
+            await withCheckedContinuation { gateWaiters[gate, default: []].append($0) }
         } else {
-            exclusiveBusy = true
+            gatesBusy.insert(gate)
         }
         defer {
-            if exclusiveWaiters.isEmpty { exclusiveBusy = false } else { exclusiveWaiters.removeFirst().resume() }
+            if var waiting = gateWaiters[gate], !waiting.isEmpty {
+                waiting.removeFirst().resume()
+                gateWaiters[gate] = waiting
+            } else {
+                gatesBusy.remove(gate)
+            }
         }
         return try await body()
     }
@@ -546,6 +568,10 @@ public actor MeshCoreSession {
 
     private func failPending(_ error: MeshCoreError) {
         replies.failAll(error)
+        // Answers from other nodes will not come over a link that went away.
+        let waiting = pushWaiters
+        pushWaiters.removeAll()
+        for waiter in waiting.values { waiter.continuation.resume(throwing: error) }
     }
 
     /// Subscribes to the transport's frames afresh on every start: a transport may end its
@@ -644,8 +670,16 @@ public actor MeshCoreSession {
         case .newAdvert(let contact): event = .newAdvert(contact)
         case .contactDeleted(let key): event = .contactDeleted(publicKey: key)
         case .contactsFull: event = .contactsFull
+        case .rawData, .rxLog:
+            // Heard packets: for listeners only (they would crowd answers out of the ring).
+            event = .remote(frame)
+        case .controlData(_, _, _, let payload):
+            for id in controlCollectors.keys where controlCollectors[id, default: []].count < Self.controlCollectorCapacity {
+                controlCollectors[id, default: []].append(payload)
+            }
+            event = .remote(frame)
         case .loginSuccess, .loginFailed, .statusResponse, .telemetryResponse, .binaryResponse, .pathDiscoveryResponse,
-             .traceData, .controlData, .rawData, .rxLog:
+             .traceData:
             responseSerial += 1
             recentResponses.append((responseSerial, frame))
             if recentResponses.count > Self.recentResponseCapacity { recentResponses.removeFirst() }
@@ -666,30 +700,42 @@ public actor MeshCoreSession {
 
     /// Waits up to `timeout` for an answering push numbered above `mark` that `matches`; nil
     /// when none comes.
-    func waitForPush(after mark: UInt64, timeout: Duration, _ matches: @escaping @Sendable (MeshCoreFrame) -> Bool) async -> MeshCoreFrame? {
+    ///
+    /// - Throws: ``MeshCoreError/linkLost`` when the session stops or the link goes down
+    ///   meanwhile; `CancellationError` when the task is cancelled.
+    func waitForPush(after mark: UInt64, timeout: Duration, _ matches: @escaping @Sendable (MeshCoreFrame) -> Bool) async throws -> MeshCoreFrame? {
         if let early = recentResponses.first(where: { $0.serial > mark && matches($0.frame) }) { return early.frame }
+        try Task.checkCancellation()
         let id = nextPushWaiterID
         nextPushWaiterID += 1
         let clock = self.clock
         let timer = Task { [weak self] in
             try? await clock.sleep(for: timeout)
             guard !Task.isCancelled else { return }
-            await self?.resolvePushWaiter(id)
+            await self?.resolvePushWaiter(id, with: .success(nil))
         }
-        let result = await withCheckedContinuation { continuation in
-            pushWaiters[id] = PushWaiter(after: mark, matches: matches, continuation: continuation)
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                pushWaiters[id] = PushWaiter(after: mark, matches: matches, continuation: continuation)
+            }
+        } onCancel: {
+            Task { [weak self] in await self?.resolvePushWaiter(id, with: .failure(CancellationError())) }
         }
-        timer.cancel()
-        return result
     }
 
-    /// The answering pushes numbered above `mark` that `matches`, oldest first.
-    func responses(after mark: UInt64, _ matches: (MeshCoreFrame) -> Bool) -> [MeshCoreFrame] {
-        recentResponses.filter { $0.serial > mark && matches($0.frame) }.map(\.frame)
+    private func resolvePushWaiter(_ id: Int, with result: Result<MeshCoreFrame?, any Error>) {
+        pushWaiters.removeValue(forKey: id)?.continuation.resume(with: result)
     }
 
-    private func resolvePushWaiter(_ id: Int) {
-        pushWaiters.removeValue(forKey: id)?.continuation.resume(returning: nil)
+    /// Collects the control-data payloads that arrive while `body` runs (node discovery).
+    func collectingControlData(_ body: () async throws -> Void) async throws -> [Data] {
+        let id = nextControlCollectorID
+        nextControlCollectorID += 1
+        controlCollectors[id] = []
+        defer { controlCollectors[id] = nil }
+        try await body()
+        return controlCollectors[id] ?? []
     }
 
     private func resolveAckWaiter(_ id: Int, with confirmation: SendConfirmation?) {

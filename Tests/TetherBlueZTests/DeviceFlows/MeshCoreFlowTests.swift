@@ -29,9 +29,9 @@ struct MeshCoreFlowTests {
             #expect(await manager.readyCount == 1)
             #expect(await manager.selfInfo?.name == Self.base)
             #expect(await manager.deviceInfo?.firmwareVersionCode == 13)
-            #expect(await manager.contacts.map(\.name).sorted() == ["Alice", "Bob", "Echo", "Ridge Repeater"])
+            #expect(await manager.contacts.map(\.name).sorted() == ["Alice", "Bob", "Echo", "Ridge Repeater", "Trail Club", "Weather Station"])
             #expect(await manager.channels.first?.name == "Public")
-            #expect(try await world.store.contacts().map(\.name).sorted() == ["Alice", "Bob", "Echo", "Ridge Repeater"])
+            #expect(try await world.store.contacts().map(\.name).sorted() == ["Alice", "Bob", "Echo", "Ridge Repeater", "Trail Club", "Weather Station"])
             #expect(try await world.store.channels().map(\.name) == (await manager.channels).map(\.name))
             // The radio's side: the app attached over BLE, named itself and asked for V3 frames.
             let radio = await world.onRadio { ($0.isAppConnected, $0.appName, $0.protocolVersion) }

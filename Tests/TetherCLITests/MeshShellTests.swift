@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import tether
+
+/// The mesh prompt's pieces: words and quotes, completion, the script reader and the keys.
+@Suite struct MeshShellTests {
+    @Test func wordsSplitLikeAShell() {
+        #expect(meshShellWords("login \"Ridge Repeater\" pass word") == ["login", "Ridge Repeater", "pass", "word"])
+        #expect(meshShellWords("send 'Bob' it\\'s  fine ") == ["send", "Bob", "it's", "fine"])
+        #expect(meshShellWords("set name \"\"") == ["set", "name", ""])
+        #expect(meshShellWords("a\\ b") == ["a b"])
+        #expect(meshShellWords("say \"unterminated") == nil)
+        #expect(meshShellWords("trailing\\") == nil)
+        #expect(meshShellWords("   ") == [])
+        for word in ["plain", "two words", "quo\"te", "back\\slash", ""] {
+            #expect(meshShellWords("x " + meshShellQuoted(word)) == ["x", word])
+        }
+    }
+
+    @Test func everyCatalogEntryIsReachableAndUnique() {
+        let names = MeshShellCatalog.entries.map(\.name)
+        #expect(Set(names).count == names.count)
+        #expect(MeshShellCatalog.entry("EXIT")?.name == "quit")
+        #expect(MeshShellCatalog.entry("neighbors")?.name == "neighbours")
+        #expect(MeshShellCatalog.entry("nope") == nil)
+        for entry in MeshShellCatalog.entries { #expect(entry.usage.hasPrefix(entry.name), "\(entry.name)") }
+    }
+
+    @Test func tabCompletesCommandsThenWhatTheyTake() {
+        let contacts = ["Ridge Repeater", "Rita", "Bob"]
+        #expect(MeshShellRunner.completions(for: "sta", contacts: contacts) == ["stats ", "status "])
+        #expect(MeshShellRunner.completions(for: "/lo", contacts: contacts) == ["/login ", "/logout "])
+        #expect(MeshShellRunner.completions(for: "login Ri", contacts: contacts) == ["login \"Ridge Repeater\" ", "login Rita "])
+        #expect(MeshShellRunner.completions(for: "login \"Ridge R", contacts: contacts) == ["login \"Ridge Repeater\" "])
+        #expect(MeshShellRunner.completions(for: "get multi", contacts: contacts) == ["get multi_acks "])
+        #expect(MeshShellRunner.completions(for: "stats r", contacts: contacts) == ["stats radio "])
+        #expect(MeshShellRunner.completions(for: "bogus x", contacts: contacts).isEmpty)
+        #expect(MeshLineEditor.commonPrefix(["status ", "stats "]) == "stat")
+    }
+
+    @Test func scriptsAreReadALineAtATimeAndLongLinesSkipped() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("mesh-script-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let long = String(repeating: "x", count: 40)
+        try Data("info\r\n\(long)\nstats core\nlast".utf8).write(to: url)
+        var reader = LineReader(handle: try FileHandle(forReadingFrom: url), limit: 32)
+        #expect(try reader.next() == .some("info"))
+        #expect(try reader.next() == .some(nil))
+        #expect(try reader.next() == .some("stats core"))
+        #expect(try reader.next() == .some("last"))
+        #expect(try reader.next() == nil)
+        // A line far over the limit is skipped without being kept whole.
+        try Data((String(repeating: "y", count: 20_000) + "\nok\n").utf8).write(to: url)
+        var big = LineReader(handle: try FileHandle(forReadingFrom: url), limit: 32)
+        #expect(try big.next() == .some(nil))
+        #expect(try big.next() == .some("ok"))
+        #expect(try big.next() == nil)
+    }
+
+    @Test func keysDecodeFromTerminalBytes() {
+        var decoder = MeshLineEditor.KeyDecoder()
+        #expect(decoder.push(Array("hé".utf8)) == [.character("h"), .character("é")])
+        #expect(decoder.push([0x1B, 0x5B, 0x41, 0x1B, 0x5B, 0x44, 0x1B, 0x5B, 0x33, 0x7E]) == [.up, .left, .delete])
+        #expect(decoder.push([0x7F, 0x09, 0x0D, 0x03, 0x04, 0x01, 0x05, 0x15]) == [.backspace, .tab, .enter, .interrupt, .endOfInput, .home, .end, .clear])
+        // A character split across reads waits for its last byte.
+        let snowman = Array("☃".utf8)
+        #expect(decoder.push(Array(snowman.prefix(2))).isEmpty)
+        #expect(decoder.push(Array(snowman.suffix(1))) == [.character("☃")])
+        // So does an escape sequence.
+        var fresh = MeshLineEditor.KeyDecoder()
+        #expect(fresh.push([0x1B, 0x5B, 0x31]).isEmpty)
+        #expect(fresh.push([0x7E]) == [.home])
+        // Invalid UTF-8 is no character.
+        #expect(fresh.push([0xFF]) == [.other])
+    }
+}

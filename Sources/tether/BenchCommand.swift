@@ -30,6 +30,16 @@ struct BenchCommand: AsyncParsableCommand {
                              discussion: "Each case floods for --seconds; a bound on memory shows as a small, flat growth."))
     var hostileStreams = false
 
+    @Flag(help: ArgumentHelp("Measure a MeshCore app's startup instead, in real time: connect to ready with 1, 100 and 350 contacts over TCP against an emulator process, Tether and the Python meshcore client side by side, in process and whole process, with peak memory.",
+                             discussion: "The Python side runs --python (default .venv/bin/python, installed by scripts/test-peers); without it only Tether's figures are printed, and the run says so."))
+    var meshStartup = false
+
+    @Option(help: "With --mesh-startup: the Python interpreter that has the meshcore package.")
+    var python = ".venv/bin/python"
+
+    @Option(help: "With --mesh-startup: runs of each case (the median is reported).")
+    var rounds = 5
+
     @Option(parsing: .unconditional, help: "With --hostile-streams: how long each case floods, in seconds (at most 60).")
     var seconds = 2.0
 
@@ -45,7 +55,10 @@ struct BenchCommand: AsyncParsableCommand {
         guard (1...10_000_000).contains(notifications) else { throw ValidationError("--notifications must be between 1 and 10000000") }
         guard (1...512).contains(maximumValueLength) else { throw ValidationError("--maximum-value-length must be between 1 and 512") }
         try Seconds.validate(seconds, maximum: 60)
-        guard !(link && hostileStreams) else { throw ValidationError("--link and --hostile-streams are separate runs: give one") }
+        guard [link, hostileStreams, meshStartup].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--link, --hostile-streams and --mesh-startup are separate runs: give one")
+        }
+        guard (1...50).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 50") }
     }
 
     func run() async throws {
@@ -64,6 +77,10 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if link {
             try await runLink(selection)
+            return
+        }
+        if meshStartup {
+            try await runMeshStartup()
             return
         }
         if selection.driver == .bluez {
@@ -98,6 +115,28 @@ struct BenchCommand: AsyncParsableCommand {
                 report("write_with_response_throughput_mtu\(mtu)", figures.withResponseRate / 1000, "kB/s")
                 report("write_with_response_efficiency_mtu\(mtu)", figures.withResponse, "fraction_of_bound")
             }
+        } catch {
+            throw CLIError.from(error)
+        }
+    }
+
+    private func runMeshStartup() async throws {
+        let progress: @Sendable (String) -> Void = { line in
+            FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+        }
+        guard let tether = Bundle.main.executableURL?.resolvingSymlinksInPath().path else {
+            throw CLIError("cannot find this program's own path to start the emulator")
+        }
+        let interpreter = FileManager.default.isExecutableFile(atPath: python) ? URL(fileURLWithPath: python).standardizedFileURL.path : nil
+        if interpreter == nil {
+            progress("no Python at \(python) (scripts/test-peers installs it): Tether's figures only")
+        }
+        do {
+            for figure in try await MeshStartupBench.run(tether: tether, python: interpreter, rounds: rounds, progress: progress) {
+                report(figure.name, figure.value, figure.unit)
+            }
+        } catch let failure as MeshStartupBench.Failure {
+            throw CLIError("bench --mesh-startup: \(failure.description)")
         } catch {
             throw CLIError.from(error)
         }

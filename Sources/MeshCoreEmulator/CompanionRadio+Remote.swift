@@ -96,8 +96,16 @@ extension CompanionRadio {
     }
 
     /// A node's answer reached the radio: pushed if it answers the request still awaited (or
-    /// one that is not tracked, such as a trace).
-    func remoteAnswer(_ frame: MeshCoreFrame, pending: UInt64?) {
+    /// one that is not tracked, such as a trace). A server answers a flooded request with a
+    /// path return: a contact without a route learns the one the answer came over
+    /// (PATH_UPDATED), and later requests go direct.
+    func remoteAnswer(_ frame: MeshCoreFrame, pending: UInt64?, from key: Data? = nil, hops: Int = 0) {
+        if let key, let index = contacts.firstIndex(where: { $0.publicKey == key }), contacts[index].outPath == nil {
+            contacts[index].outPath = MeshNetwork.route(hops: hops)
+            contacts[index].outPathHashSize = 1
+            contacts[index].lastModified = clockEpoch
+            push(.pathUpdated(publicKey: key))
+        }
         if let pending, pending != pendingRemote { return }
         push(frame)
     }

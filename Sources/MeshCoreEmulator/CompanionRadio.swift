@@ -441,6 +441,15 @@ public final class CompanionRadio {
             reply(.ok(value: nil))
         case .logout:
             handleRemote(command)
+        case .sendChannelData(let datagram):
+            guard datagram.channelIndex < configuration.maxChannels, let channel = channel(datagram.channelIndex) else {
+                return reply(.error(.notFound))
+            }
+            // The group-data encoder holds 165 bytes; 166 and 167 fit the frame but not the packet.
+            guard datagram.payload.count <= MeshChannelData.maximumPayload else { return reply(.error(.tableFull)) }
+            countSent(flood: datagram.path == nil)
+            reply(.ok(value: nil))
+            network?.sendChannelData(from: self, secret: channel.secret, datagram: datagram)
         case .exportContact, .importContact, .setTuningParams, .getTuningParams, .exportPrivateKey, .importPrivateKey,
              .signStart, .signData, .signFinish, .setDevicePin, .setOtherParams, .getCustomVars, .setCustomVar,
              .getAdvertPath, .factoryReset, .getStats, .setAutoAddConfig, .getAutoAddConfig,
@@ -496,17 +505,20 @@ public final class CompanionRadio {
             return reply(.error(.notFound))
         }
         let flood = contact.outPath == nil
-        let ack = MeshAckCode.make(
-            timestamp: message.timestamp, attempt: message.attempt, text: message.text, senderKey: publicKey)
         let pathHops = UInt32((contact.outPathHopCount ?? 0) + 1)
         let timeout: UInt32 = flood ? 12_000 : 2_000 + 1_600 * pathHops
-        // Bounded: an app that sends to nodes that never answer must not grow the table.
-        if expectedAcks.count >= 256, expectedAcks[ack] == nil, let oldest = expectedAckOrder.first {
-            expectedAckOrder.removeFirst()
-            expectedAcks[oldest] = nil
+        // CLI data is not acknowledged: the firmware's SENT carries an ack code of 0.
+        let ack = message.textType == .cliData ? 0 : MeshAckCode.make(
+            timestamp: message.timestamp, attempt: message.attempt, text: message.text, senderKey: publicKey)
+        if message.textType != .cliData {
+            // Bounded: an app that sends to nodes that never answer must not grow the table.
+            if expectedAcks.count >= 256, expectedAcks[ack] == nil, let oldest = expectedAckOrder.first {
+                expectedAckOrder.removeFirst()
+                expectedAcks[oldest] = nil
+            }
+            if expectedAcks[ack] == nil { expectedAckOrder.append(ack) }
+            expectedAcks[ack] = (contact.publicKey, flood)
         }
-        if expectedAcks[ack] == nil { expectedAckOrder.append(ack) }
-        expectedAcks[ack] = (contact.publicKey, flood)
         counters.directMessagesSent += 1
         countSent(flood: flood)
         reply(.sent(SentResult(isFlood: flood, expectedAck: ack, suggestedTimeout: timeout)))
@@ -562,6 +574,13 @@ public final class CompanionRadio {
         countReceived(flood: true, snr: snr)
         guard let index = channels.firstIndex(where: { $0?.secret == secret }) else { return }
         enqueue(.channel(index: UInt8(index), pathLength: pathLength, timestamp: timestamp, text: text, snr: snr))
+    }
+
+    /// A channel datagram arrived; it is queued if the radio has a slot with that secret.
+    func receiveChannelData(secret: Data, datagram: MeshChannelData, pathLength: UInt8, snr: Double) {
+        countReceived(flood: true, snr: snr)
+        guard let index = channels.firstIndex(where: { $0?.secret == secret }) else { return }
+        enqueue(.channelData(index: UInt8(index), pathLength: pathLength, dataType: datagram.dataType, payload: datagram.payload, snr: snr))
     }
 
     /// The recipient acknowledged a message the app sent.

@@ -274,10 +274,24 @@ public final class MeshNetwork {
                     from: sender.key, text: text, timestamp: timestamp, textType: textType,
                     pathLength: UInt8(clamping: hops - 1), snr: Self.snr(hops: hops))
             }
-            guard accepted else { return }
+            // CLI data is never acknowledged, either way.
+            guard accepted, textType != .cliData else { return }
             network.schedule(after: oneWay) { network in
                 network.report(.acknowledged(by: target.name, to: sender.name, roundTrip: oneWay * 2))
                 acknowledged(oneWay * 2, hops)
+            }
+        }
+    }
+
+    /// A channel datagram from a radio reaches every other radio (nodes ignore app data).
+    func sendChannelData(from radio: CompanionRadio, secret: Data, datagram: MeshChannelData) {
+        let sender = Member.radio(radio)
+        for target in members where target.key != radio.publicKey {
+            guard case .radio(let receiver) = target else { continue }
+            let hops = distance(sender, target)
+            schedule(after: hopLatency * hops) { _ in
+                guard target.isOnline else { return }
+                receiver.receiveChannelData(secret: secret, datagram: datagram, pathLength: UInt8(clamping: hops - 1), snr: Self.snr(hops: hops))
             }
         }
     }
@@ -348,7 +362,9 @@ public final class MeshNetwork {
         let hops = distance(.radio(radio), .node(node))
         schedule(after: hopLatency * hops) { network in
             guard node.isOnline, let frame = answer(node, hops) else { return }
-            network.schedule(after: network.hopLatency * hops) { _ in radio.remoteAnswer(frame, pending: pending) }
+            network.schedule(after: network.hopLatency * hops) { _ in
+                radio.remoteAnswer(frame, pending: pending, from: key, hops: hops)
+            }
         }
         return true
     }

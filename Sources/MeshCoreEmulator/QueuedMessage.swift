@@ -8,6 +8,7 @@ import MeshCore
 enum QueuedMessage: Sendable, Hashable {
     case direct(senderPrefix: Data, pathLength: UInt8, textType: MeshTextType, timestamp: UInt32, text: String, snr: Double)
     case channel(index: UInt8, pathLength: UInt8, timestamp: UInt32, text: String, snr: Double)
+    case channelData(index: UInt8, pathLength: UInt8, dataType: UInt16, payload: Data, snr: Double)
 
     /// The reply frame for SYNC_NEXT_MESSAGE.
     func frame(v3: Bool) -> MeshCoreFrame {
@@ -20,6 +21,14 @@ enum QueuedMessage: Sendable, Hashable {
             .channelMessage(ChannelMessage(
                 channelIndex: index, pathLength: pathLength, timestamp: timestamp, text: text,
                 snr: v3 ? snr : nil, isV3: v3))
+        case .channelData(let index, let pathLength, let dataType, let payload, let snr):
+            // Always this layout, whatever the app's protocol version.
+            .channelData({
+                var datagram = MeshChannelData(channelIndex: index, dataType: dataType, payload: payload)
+                datagram.receivedPathLength = pathLength
+                datagram.snr = snr
+                return datagram
+            }())
         }
     }
 
@@ -27,6 +36,7 @@ enum QueuedMessage: Sendable, Hashable {
     var text: String {
         switch self {
         case .direct(_, _, _, _, let text, _), .channel(_, _, _, let text, _): text
+        case .channelData(_, _, let type, let payload, _): "data 0x\(String(type, radix: 16)) (\(payload.count) bytes)"
         }
     }
 }

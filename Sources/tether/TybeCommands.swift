@@ -198,14 +198,23 @@ final class RawTerminal: @unchecked Sendable {
     private var original = termios()
     private var active = false
 
+    private var saved = false
+
     init() {
         guard tcgetattr(STDIN_FILENO, &original) == 0 else { return }
+        saved = true
+        makeRaw()
+        // Restored also when the process ends on SIGTERM or SIGHUP (Ctrl-C is a key in raw mode).
+        if active { ExitCleanup.shared.add(handlingSignals: true) { [self] in restore() } }
+    }
+
+    /// Raw mode (again, after ``restore()``).
+    func makeRaw() {
+        guard saved, !active else { return }
         var raw = original
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
         raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
         active = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0
-        // Restored also when the process ends on SIGTERM or SIGHUP (Ctrl-C is a key in raw mode).
-        if active { ExitCleanup.shared.add(handlingSignals: true) { [self] in restore() } }
     }
 
     /// Reads what the terminal has (blocking off the cooperative pool).

@@ -216,4 +216,42 @@ import TetherSimulator
         #expect(channel.name.isEmpty)
         #expect(try await world.run { try await session.channel(0) }.name == MeshPublicChannel.name)
     }
+
+    @Test func channelDatagramsReachTheRadiosThatHaveTheChannel() async throws {
+        let world = await EmulatorSession()
+        try await world.start()
+        let network = world.mesh.network
+        let other = await world.mesh.sim { network.addRadio(name: "Other", hops: 2) }
+        let session = world.session
+        try await world.run {
+            try await session.setHashtagChannel(3, name: "#telemetry")
+            try await session.sendChannelData(MeshChannelData(channelIndex: 3, dataType: 0xFF01, payload: S.hex("01 02 03")))
+        }
+        // The other radio has no such channel yet: nothing queued. With it, the next arrives.
+        await world.mesh.time.advance(.seconds(5))
+        #expect(await world.mesh.sim { other.queuedMessageCount } == 0)
+        await world.mesh.sim {
+            other.receive(try! MeshCoreCommand.setChannel(ChannelInfo(index: 1, name: "#telemetry", secret: MeshChannelSecret.hashtag("#telemetry"))).encoded())
+            _ = other.drainOutputs()
+        }
+        try await world.run {
+            try await session.sendChannelData(MeshChannelData(channelIndex: 3, dataType: 0xFF01, payload: S.hex("04 05")))
+        }
+        await world.mesh.time.advance(.seconds(5))
+        let frames = await world.mesh.sim {
+            other.receive(Data([0x0A]))
+            return other.drainOutputs()
+        }
+        let received = try frames.map { try MeshCoreFrame(decoding: $0) }.compactMap { frame -> MeshChannelData? in
+            if case .channelData(let datagram) = frame { datagram } else { nil }
+        }
+        #expect(received.map(\.payload) == [S.hex("04 05")])
+        #expect(received.first?.channelIndex == 1 && received.first?.dataType == 0xFF01 && received.first?.receivedPathLength == 1)
+        // Refused: an unknown channel (ERR 2), 166 bytes (ERR 3), type 0 and a bad path (ERR 6).
+        #expect(await world.mesh.sim { other.receive(S.hex("3E 05 FF FF FF 01")); return other.drainOutputs() } == [Data([0x01, 0x02])])
+        #expect(await world.mesh.sim { other.receive(S.hex("3E 00 FF FF FF") + Data(count: 166)); return other.drainOutputs() } == [Data([0x01, 0x03])])
+        #expect(await world.mesh.sim { other.receive(S.hex("3E 00 FF 00 00 01")); return other.drainOutputs() } == [Data([0x01, 0x06])])
+        #expect(await world.mesh.sim { other.receive(S.hex("3E 00 C1 01 FF FF")); return other.drainOutputs() } == [Data([0x01, 0x06])])
+        #expect(await world.mesh.sim { other.receive(S.hex("3E 00")); return other.drainOutputs() } == [Data([0x01, 0x06])])
+    }
 }

@@ -70,7 +70,49 @@ import TetherCore
         #expect(direct?["trip_time"] as? Int == 1_600)
         #expect((summary["echo_reply"] as? [String: Any])?["text"] as? String == "echo: hello from python")
         #expect(summary["emulator_exit"] as? Int == 0)
+
+        // The device and remote-node commands, with the expectations the prompt test shares.
+        #expect(summary["tx_power"] as? Int == 10)
+        #expect(summary["stats_core"] as? Int == 4_012)
+        // The library sends tuning as given: 2500 and 1500 are the firmware's ×1000 for 2.5 and 1.5.
+        #expect(summary["tuning"] as? [String: Int] == ["rx_dly": 2_500, "af": 1_500])
+        #expect(summary["custom_vars"] as? [String: String] == ["gps": "1"])
+        #expect(summary["custom_var_unknown_error"] as? Int == 6)
+        #expect(summary["channel_ops_secret"] as? String == Self.hex(MeshChannelSecret.hashtag("#ops")))
+        #expect((summary["own_card"] as? String)?.hasPrefix("meshcore://11") == true)
+        let signer = try #require((summary["signer_key"] as? String).flatMap { Data(hexString: $0) })
+        let signature = try #require((summary["signature"] as? String).flatMap { Data(hexString: $0) })
+        #expect(MeshCoreSession.verify(signature: signature, of: Data("hello from python".utf8), publicKey: signer))
+        if let card = summary["own_card"] as? String {
+            let parsed = try MeshContactCard(uri: card)
+            #expect(parsed.advert.isSignatureValid && parsed.advert.publicKey == signer && parsed.advert.data.name == "Tether Base")
+        }
+        #expect(summary["export_unheard_contact_error"] as? Int == 2)
+        #expect(summary["import_contact"] as? Bool == true)
+        #expect((summary["telemetry_self"] as? [[String: Any]])?.first?["value"] as? Double == 4.01)
+        let login = summary["login"] as? [String: Any]
+        #expect(login?["is_admin"] as? Bool == true && login?["fw_ver_level"] as? Int == 2)
+        #expect(summary["login_wrong_password"] is NSNull)
+        #expect(summary["login_path_update"] as? Bool == true)
+        #expect((summary["status"] as? [String: Any])?["bat"] as? Int == 3_950)
+        #expect((summary["room_login"] as? [String: Any])?["permissions"] as? Int == 2)
+        #expect((summary["sensor_telemetry"] as? [[String: Any]])?.compactMap { $0["type"] as? String } == ["voltage", "temperature", "humidity"])
+        #expect((summary["acl"] as? [[String: Any]])?.count == 1)
+        #expect((summary["owner"] as? [String: String])?["owner"] == "Tether emulator")
+        #expect((summary["anon"] as? [String: Any])?["regions"] as? String == "*,europe")
+        #expect(((summary["trace"] as? [String: Any])?["path"] as? [Any])?.count == 2)
+        #expect((summary["path_discovery"] as? [String: Any])?["out_path"] as? String == "01")
+        #expect(summary["cli_reply"] as? String == "v1.17.1 (Build: 14-Aug-2026)")
+        #expect((summary["cli_sent"] as? [String: Any])?["expected_ack"] as? String == "00000000")
+        #expect((summary["node_discovery"] as? [[String: Any]])?.count == 2)
+        #expect((summary["path_hash_mode"] as? [String: Int]) == ["read": 1, "invalid_error": 6])
+        // Where the emulator knowingly differs from the firmware (see the emulator's documentation).
+        #expect(summary["firmware_deviations"] as? [String] == [
+            "EXPORT_PRIVATE_KEY returns the 32-byte seed followed by the public key; the firmware returns the 64-byte expanded key (clamped scalar, hash prefix)",
+        ])
     }
+
+    static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
 }
 
 /// Tether's own client, the `tether mesh` prompt fed a script with `--json`, drives an emulator
@@ -107,17 +149,20 @@ import TetherCore
         client.executableURL = tether
         client.arguments = ["mesh", "--tcp", "127.0.0.1:\(port)", "--json", "--database", directory.appendingPathComponent("mesh.sqlite").path]
         client.standardInput = try FileHandle(forReadingFrom: script)
-        let output = Pipe(), errors = Pipe()
-        client.standardOutput = output
-        client.standardError = errors
+        // Files, not pipes: the output is read once the client has ended, whatever its size.
+        let outputURL = directory.appendingPathComponent("stdout.txt"), errorURL = directory.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        client.standardOutput = try FileHandle(forWritingTo: outputURL)
+        client.standardError = try FileHandle(forWritingTo: errorURL)
         let status = try await withSafetyTimeout(120) {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
                 client.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
                 do { try client.run() } catch { continuation.resume(throwing: error) }
             }
         }
-        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: try Data(contentsOf: outputURL), as: UTF8.self)
+        let stderr = String(decoding: try Data(contentsOf: errorURL), as: UTF8.self)
         let records = stdout.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
@@ -134,7 +179,7 @@ import TetherCore
         #expect(all("contact").contains { $0["name"] as? String == "Echo" })
         #expect(setting("tx") == "10" && setting("tuning") == "2.5,1.5" && setting("gps") == "1")
         #expect((all("stats").first { $0["kind"] as? String == "core" }?["values"] as? [String: Double])?["batteryMillivolts"] == 4_012)
-        #expect(all("channelSet").first?["secret"] as? String == MeshChannelSecret.hashtag("#ops").map { String(format: "%02x", $0) }.joined())
+        #expect(all("channelSet").first?["secret"] as? String == InteropTests.hex(MeshChannelSecret.hashtag("#ops")))
         let card = try #require(all("card").first)
         #expect(card["signatureValid"] as? Bool == true && card["name"] as? String == "Tether Base")
         #expect((card["uri"] as? String)?.hasPrefix("meshcore://11") == true)
@@ -148,7 +193,11 @@ import TetherCore
         #expect(telemetry.first?["kind"] as? String == "voltage" && (telemetry.first?["value"] as? [Double]) == [4.01])
         #expect((all("trace").first?["hops"] as? [Any])?.count == 1)
         #expect(all("discoveredPath").first?["outPath"] as? String == "01")
-        #expect((all("commandReply").first?["reply"] as? String)?.hasPrefix("v1.17.1") == true)
+        #expect(all("commandReply").first?["reply"] as? String == "v1.17.1 (Build: 14-Aug-2026)")
+        #expect(all("owner").first?["owner"] as? String == "Tether emulator")
+        #expect(Set(all("discovered").compactMap { $0["name"] as? String }) == ["Ridge Repeater", "Weather Station"])
+        // A command's reply is not also shown (or stored) as a chat message.
+        #expect(!all("message").contains { ($0["text"] as? String)?.hasPrefix("v1.17.1") == true })
         #expect(all("message").contains { $0["direction"] as? String == "incoming" && $0["text"] as? String == "echo: hello from tether" },
                 "no echo reply in:\n\(stdout)")
 
@@ -183,6 +232,8 @@ import TetherCore
         trace "Ridge Repeater"
         discover-path Bob
         cmd "Ridge Repeater" ver
+        owner "Ridge Repeater"
+        discover all
         bogus
         send Echo hello from tether
         wait 3

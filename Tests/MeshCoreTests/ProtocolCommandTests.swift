@@ -105,6 +105,9 @@ import Testing
         (.sendTracePath(MeshTraceRequest(tag: 1, path: S.hex("A1 B2"))), "24 01 00 00 00 00 00 00 00 00 A1 B2"),
         (.sendTracePath(MeshTraceRequest(tag: 2, authCode: 3, hashSize: 2, path: S.hex("A1 A2"))), "24 02 00 00 00 03 00 00 00 01 A1 A2"),
         (.sendControlData(MeshNodeDiscovery(types: [.repeater], tag: 0x1234_5678).payload), "37 81 04 78 56 34 12"),
+        // The layout reference's fixture: channel 1, flood, type 0xFFFF, three bytes.
+        (.sendChannelData(MeshChannelData(channelIndex: 1, dataType: 0xFFFF, payload: S.hex("A1 B2 C3"))), "3E 01 FF FF FF A1 B2 C3"),
+        (.sendChannelData(MeshChannelData(channelIndex: 2, dataType: 0x0102, payload: S.hex("09"), path: S.hex("0A 0B"))), "3E 02 02 0A 0B 02 01 09"),
     ]
 
     @Test func everyCommandEncodesToItsExactBytes() throws {

@@ -289,6 +289,14 @@ enum ProtocolFrameSamples {
             "DEFAULT_FLOOD_SCOPE", "1C 65 75 72 6F 70 65 " + S.zeros(25) + " E8 15 67 C8 24 FA 51 C4 65 42 C6 2B 81 3D A6 8E",
             .defaultFloodScope(MeshFloodScope(region: "europe")), decodablePrefixes: [1]),
         .init("DEFAULT_FLOOD_SCOPE none", "1C", .defaultFloodScope(nil)),
+        .init(
+            "CHANNEL_DATA_RECV", "1B 18 00 00 01 02 FF FF 03 A1 B2 C3",
+            .channelData({
+                var datagram = MeshChannelData(channelIndex: 1, dataType: 0xFFFF, payload: S.hex("A1 B2 C3"))
+                datagram.receivedPathLength = 2
+                datagram.snr = 6
+                return datagram
+            }())),
         .init("unknown code", "42 01 02", .other(code: 0x42, payload: S.hex("01 02")), decodablePrefixes: [1, 2]),
         .init("unknown push", "A5", .other(code: 0xA5, payload: Data())),
     ]

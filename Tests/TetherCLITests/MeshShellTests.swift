@@ -73,4 +73,55 @@ import Testing
         // Invalid UTF-8 is no character.
         #expect(fresh.push([0xFF]) == [.other])
     }
+
+    /// Bytes as a terminal would deliver them, one read at a time.
+    final class Keys: MeshKeySource, @unchecked Sendable {
+        private let lock = NSLock()
+        private var reads: [[UInt8]]
+        init(_ reads: [[UInt8]]) { self.reads = reads }
+        func read() async throws -> [UInt8] {
+            try lock.withLock {
+                guard !reads.isEmpty else { throw CLIError("end of input") }
+                return reads.removeFirst()
+            }
+        }
+    }
+
+    @Test func thePromptEditsLinesAndKeepsWhatWasPastedAhead() async {
+        let keys = Keys([
+            Array("info\nbatt".utf8), Array("ery\n".utf8),
+            // Edit: type "stxs", go left twice, delete one, then Home and insert.
+            Array("stxs".utf8), [0x1B, 0x5B, 0x44, 0x1B, 0x5B, 0x44, 0x7F], [0x01], Array("/".utf8), [0x0D],
+            // History: up twice is "battery"; Ctrl-U clears; Tab completes a contact.
+            [0x1B, 0x5B, 0x41, 0x1B, 0x5B, 0x41, 0x0D], [0x15] + Array("login Ri".utf8) + [0x09, 0x0D],
+            [0x04],
+        ])
+        let editor = MeshLineEditor(terminal: keys, console: MeshConsole())
+        var lines: [String] = []
+        while let line = await editor.readLine(prompt: "> ", complete: { MeshShellRunner.completions(for: $0, contacts: ["Ridge Repeater"]) }) {
+            lines.append(line)
+        }
+        #expect(lines == ["info", "battery", "/sxs", "battery", "login \"Ridge Repeater\" "])
+        #expect(editor.history == ["info", "battery", "/sxs", "battery", "login \"Ridge Repeater\" "])
+    }
+
+    @Test func historyLeavesOutPasswordsAndIsPrivate() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mesh-history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        MeshShellRunner.saveHistory(["info", "login Hill secret", "/login Hill s2", "stats"], to: path)
+        #expect(MeshShellRunner.loadHistory(path) == ["info", "stats"])
+        let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        // An oversized line in the file is not loaded.
+        try Data(("ok\n" + String(repeating: "z", count: MeshLineEditor.lineLimit + 1) + "\nfine\n").utf8).write(to: URL(fileURLWithPath: path))
+        #expect(MeshShellRunner.loadHistory(path) == ["ok", "fine"])
+    }
+
+    @Test func anEscapeThatNeverEndsIsNoKeyAndWhatFollowsIsTyped() {
+        var decoder = MeshLineEditor.KeyDecoder()
+        #expect(decoder.push([0x1B, 0x5B, 0x0D]) == [.other, .character("["), .enter])
+        let long = [0x1B, 0x5B] + Array(repeating: UInt8(0x30), count: 30)
+        let keys = decoder.push(long)
+        #expect(keys.first == .other && keys.count == 32)
+    }
 }

@@ -138,6 +138,9 @@ public enum MeshCoreCommand: Sendable, Hashable {
     /// `SEND_CONTROL_DATA`: `37` + a control payload whose first byte has bit 7 set (node
     /// discovery, ``MeshNodeDiscovery``). Sent zero-hop; answered with `OK`.
     case sendControlData(Data)
+    /// `SEND_CHANNEL_DATA`: `3E idx path_len [path] type(2) data`: a binary datagram on a
+    /// channel, flooded or along a path. Answered with `OK`.
+    case sendChannelData(MeshChannelData)
     /// Any other command: the code byte and the bytes after it, raw.
     case other(code: UInt8, payload: Data)
 
@@ -254,6 +257,7 @@ public enum MeshCoreCommand: Sendable, Hashable {
         case .sendPathDiscoveryRequest: MeshCoreCommandCode.sendPathDiscoveryRequest.rawValue
         case .sendTracePath: MeshCoreCommandCode.sendTracePath.rawValue
         case .sendControlData: MeshCoreCommandCode.sendControlData.rawValue
+        case .sendChannelData: MeshCoreCommandCode.sendChannelData.rawValue
         case .other(let code, _): code
         }
     }
@@ -421,6 +425,8 @@ public enum MeshCoreCommand: Sendable, Hashable {
                 throw .invalidArgument("a control payload's first byte has bit 7 set")
             }
             writer.bytes(payload)
+        case .sendChannelData(let datagram):
+            try datagram.encodeCommand(into: &writer)
         case .other(_, let payload):
             writer.bytes(payload)
         case .getDeviceTime, .syncNextMessage, .getBatteryAndStorage, .getTuningParams, .exportPrivateKey, .signStart,
@@ -671,6 +677,8 @@ public enum MeshCoreCommand: Sendable, Hashable {
                 throw .malformed(code: code, reason: "a control payload's first byte has bit 7 set")
             }
             self = .sendControlData(payload)
+        case .sendChannelData:
+            self = .sendChannelData(try MeshChannelData.decodeCommand(from: &reader))
         default:
             self = .other(code: code, payload: reader.rest())
         }

@@ -94,6 +94,8 @@ public enum MeshCoreFrame: Sendable, Hashable {
     case rxLog(snr: Double, rssi: Int8, packet: Data)
     /// `CONTROL_DATA` push: a zero-hop control packet (node discovery answers).
     case controlData(snr: Double, rssi: Int8, pathLength: UInt8, payload: Data)
+    /// `CHANNEL_DATA_RECV`: a binary datagram received on a channel (a message of the queue).
+    case channelData(MeshChannelData)
     /// Any code without a dedicated case, with the bytes after the code byte.
     case other(code: UInt8, payload: Data)
 
@@ -191,7 +193,9 @@ public enum MeshCoreFrame: Sendable, Hashable {
             return .allowedRepeatFrequencies(ranges)
         case .defaultFloodScope:
             return .defaultFloodScope(try MeshFloodScope.decodeIfPresent(from: &reader))
-        case .channelDataReceived, .cliReply:
+        case .channelDataReceived:
+            return .channelData(try MeshChannelData.decodeReceived(from: &reader))
+        case .cliReply:
             return .other(code: response.rawValue, payload: reader.rest())
         }
     }
@@ -293,6 +297,7 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .rawData: MeshCorePushCode.rawData.rawValue
         case .rxLog: MeshCorePushCode.logRxData.rawValue
         case .controlData: MeshCorePushCode.controlData.rawValue
+        case .channelData: MeshCoreResponseCode.channelDataReceived.rawValue
         case .other(let code, _): code
         }
     }
@@ -402,6 +407,8 @@ public enum MeshCoreFrame: Sendable, Hashable {
             writer.i8(rssi)
             writer.u8(pathLength)
             writer.bytes(payload)
+        case .channelData(let datagram):
+            datagram.encodeReceived(into: &writer)
         case .other(_, let payload):
             writer.bytes(payload)
         case .noMoreMessages, .disabled, .messageWaiting, .contactsFull:

@@ -409,6 +409,9 @@ public actor ConnectionManager {
 
     private func handle(_ event: MeshCoreEvent) async {
         switch event {
+        case .contactMessage(let message) where message.textType == .cliData:
+            // A server's answer to a remote command (``MeshCoreSession/runCommand(_:on:)``), not chat.
+            publish(.radio(event))
         case .contactMessage(let message):
             await store(MeshMessage(message, storedAt: wallClock()))
         case .channelMessage(let message):

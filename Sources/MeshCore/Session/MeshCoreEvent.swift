@@ -7,6 +7,8 @@ public enum MeshCoreEvent: Sendable, Hashable {
     case contactMessage(ContactMessage)
     /// A channel message fetched from the radio's queue.
     case channelMessage(ChannelMessage)
+    /// A binary datagram fetched from the radio's queue.
+    case channelData(MeshChannelData)
     /// A recipient acknowledged a direct message (matches ``SentResult/expectedAck``).
     case sendConfirmed(SendConfirmation)
     /// The radio has queued messages (MSG_WAITING).

@@ -48,4 +48,14 @@ extension MeshCoreSession {
         }
         throw MeshCoreError.commandFailed(command: "\(MeshCoreCommandCode.setChannel)", code: .tableFull)
     }
+
+    /// Sends a binary datagram on a channel (flooded, or along `datagram.path`); it arrives as
+    /// ``MeshCoreEvent/channelData(_:)`` on the radios that have the channel.
+    ///
+    /// - Throws: ``MeshCoreError/invalidCommand(_:)`` for data type 0 or more than
+    ///   ``MeshChannelData/maximumPayload`` bytes; ``MeshCoreError/commandFailed(command:code:)``
+    ///   with `notFound` for an unknown channel.
+    public func sendChannelData(_ datagram: MeshChannelData) async throws {
+        _ = try await execute(.sendChannelData(datagram), expectingOK)
+    }
 }

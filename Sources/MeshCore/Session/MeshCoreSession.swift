@@ -412,7 +412,7 @@ public actor MeshCoreSession {
             try Task.checkCancellation()
             let frames = try await execute(.syncNextMessage) { frame in
                 switch frame {
-                case .contactMessage, .channelMessage, .noMoreMessages: .complete
+                case .contactMessage, .channelMessage, .channelData, .noMoreMessages: .complete
                 default: .notMine
                 }
             }
@@ -423,6 +423,10 @@ public actor MeshCoreSession {
                 eventBroadcaster.yield(event, logger: logger)
             case .channelMessage(let message)?:
                 let event = MeshCoreEvent.channelMessage(message)
+                fetched.append(event)
+                eventBroadcaster.yield(event, logger: logger)
+            case .channelData(let datagram)?:
+                let event = MeshCoreEvent.channelData(datagram)
                 fetched.append(event)
                 eventBroadcaster.yield(event, logger: logger)
             default:
@@ -647,6 +651,9 @@ public actor MeshCoreSession {
         case .channelMessage(let message):
             logger.info("Published a message that arrived after its fetch gave up")
             eventBroadcaster.yield(.channelMessage(message), logger: logger)
+        case .channelData(let datagram):
+            logger.info("Published a datagram that arrived after its fetch gave up")
+            eventBroadcaster.yield(.channelData(datagram), logger: logger)
         default:
             logger.warning("Skipped a reply no command was waiting for", metadata: ["code": "\(frame.code)"])
         }

@@ -3,17 +3,27 @@ import Foundation
 /// The interactive prompt's line editing: typing and deleting anywhere in the line, ←/→,
 /// Home/End (Ctrl-A/Ctrl-E), ↑/↓ through the history, Tab to complete, Ctrl-U to clear the
 /// line, Ctrl-C to drop it, Ctrl-D on an empty line to leave.
+/// Where the line editor reads keys from (the terminal in raw mode; bytes in tests).
+protocol MeshKeySource: Sendable {
+    /// The next bytes typed; throws when input ends.
+    func read() async throws -> [UInt8]
+}
+
+extension RawTerminal: MeshKeySource {}
+
 final class MeshLineEditor {
-    private let terminal: RawTerminal
+    private let terminal: any MeshKeySource
     private let console: MeshConsole
     private(set) var history: [String] = []
     /// The most lines the history keeps.
     static let historyLimit = 500
     /// The longest line the editor takes.
     static let lineLimit = 4_096
-    private var pending: [UInt8] = []
+    /// Keys read but not used yet (a paste of several lines), and a sequence cut between reads.
+    private var queued: [Key] = []
+    private var decoder = KeyDecoder()
 
-    init(terminal: RawTerminal, console: MeshConsole, history: [String] = []) {
+    init(terminal: any MeshKeySource, console: MeshConsole, history: [String] = []) {
         self.terminal = terminal
         self.console = console
         self.history = Array(history.suffix(Self.historyLimit))
@@ -27,24 +37,25 @@ final class MeshLineEditor {
         var browsing = history.count
         var draft: [Character] = []
         func redraw() {
-            let text = String(line)
+            // What is drawn is made safe (a completed name may hold control characters); the
+            // cursor moves back by columns, so wide characters count twice.
+            let text = terminalSafe(String(line))
             console.setEditing(prompt: prompt, line: text)
-            let back = line.count - cursor
+            let back = terminalSafe(String(line[cursor...])).reduce(0) { $0 + terminalColumns($1) }
             console.draw("\r\u{1B}[2K" + prompt + text + (back > 0 ? "\u{1B}[\(back)D" : ""))
         }
         redraw()
-        var decoder = KeyDecoder()
         while true {
-            if pending.isEmpty {
+            if queued.isEmpty {
                 guard let bytes = try? await terminal.read() else {
                     console.endEditing()
                     return nil
                 }
-                pending = bytes
+                queued = decoder.push(bytes)
+                continue
             }
-            let keys = decoder.push(pending)
-            pending = []
-            for key in keys {
+            while !queued.isEmpty {
+                let key = queued.removeFirst()
                 switch key {
                 case .character(let character):
                     guard line.count < Self.lineLimit else { continue }
@@ -83,7 +94,11 @@ final class MeshLineEditor {
                             line.replaceSubrange(0..<cursor, with: Array(common))
                             cursor = common.count
                         } else {
-                            console.print(options.map { $0.split(separator: " ").last.map(String.init) ?? $0 }.joined(separator: "  "))
+                            // The candidates without the command in front of them.
+                            let shown = options.map { option in
+                                option.firstIndex(of: " ").map { String(option[option.index(after: $0)...]) } ?? option
+                            }
+                            console.print(terminalSafe(shown.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "  ")))
                         }
                     }
                 case .interrupt:
@@ -145,7 +160,14 @@ final class MeshLineEditor {
                     // The rest of the sequence comes with the next read.
                     guard buffer.count >= 3 else { return keys }
                     var end = 2
-                    while end < buffer.count, !(0x40...0x7E).contains(buffer[end]) { end += 1 }
+                    while end < buffer.count, !(0x40...0x7E).contains(buffer[end]), buffer[end] >= 0x20, end < 16 { end += 1 }
+                    // A control byte or a sequence too long for any key: the escape was no key,
+                    // and what follows is read as typed.
+                    if end < buffer.count, !(0x40...0x7E).contains(buffer[end]) {
+                        buffer.removeFirst()
+                        keys.append(.other)
+                        continue
+                    }
                     guard end < buffer.count else { return keys }
                     let sequence = Array(buffer[2...end])
                     buffer.removeFirst(end + 1)

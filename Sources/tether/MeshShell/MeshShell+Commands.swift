@@ -204,8 +204,13 @@ extension MeshShell {
             guard let kind = ["regions": MeshAnonymousRequest.Kind.regions, "owner": .owner, "clock": .clock][arguments[1].lowercased()] else {
                 throw CLIError("anon asks for regions, owner or clock")
             }
-            // The answer comes back the way the request went, reversed.
-            let back = Data((contact.outPath ?? Data()).reversed())
+            // Repeaters ignore flooded anonymous requests: a route is needed. The answer comes
+            // back along it, hop by hop in reverse (each hop's hash kept whole).
+            guard let route = contact.outPath else {
+                throw CLIError("no route to \(terminalSafe(contact.name)) is known, and it ignores flooded requests: discover-path first")
+            }
+            let size = contact.outPathHashSize
+            let back = stride(from: route.count - size, through: 0, by: -size).reduce(into: Data()) { $0.append(route[route.startIndex + $1..<route.startIndex + $1 + size]) }
             let response = try await session.anonymousRequest(
                 to: contact.publicKey, MeshAnonymousRequest(kind, replyPath: back, replyPathHashSize: contact.outPathHashSize))
             let report = MeshAnonymousReport(node: contact.name, response)

@@ -42,7 +42,8 @@ extension MeshShell {
         let variables = (try? await session.customVariables()) ?? []
         for variable in variables { add(variable.name, variable.value) }
         if let name {
-            guard let found = values.first(where: { $0.0 == name.lowercased() }) else {
+            // Settings in any case; the board's variables as it spells them, else in any case.
+            guard let found = values.first(where: { $0.0 == name }) ?? values.first(where: { $0.0.lowercased() == name.lowercased() }) else {
                 throw CLIError("no setting named \(terminalSafe(name)) (get lists them)")
             }
             values = [found]
@@ -72,14 +73,15 @@ extension MeshShell {
             if name == "repeat" {
                 parameters.repeats = try Self.onOff(value)
             } else {
-                let parts = value.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-                guard parts.count == 4, let frequency = parts[0], let bandwidth = parts[1], let sf = parts[2], let cr = parts[3],
-                      frequency.isFinite, bandwidth.isFinite, frequency > 0, bandwidth > 0, (0...255).contains(sf), (0...255).contains(cr)
-                else { throw CLIError("radio is MHz,kHz,SF,CR, e.g. 869.525,250,11,5") }
+                let parts = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 4, let frequency = Double(parts[0]), let bandwidth = Double(parts[1]),
+                      let sf = UInt8(parts[2]), let cr = UInt8(parts[3]),
+                      frequency.isFinite, bandwidth.isFinite, frequency > 0, bandwidth > 0
+                else { throw CLIError("radio is MHz,kHz,SF,CR with whole SF and CR, e.g. 869.525,250,11,5") }
                 parameters.frequencyKilohertz = UInt32(min((frequency * 1000).rounded(), Double(UInt32.max)))
                 parameters.bandwidthHertz = UInt32(min((bandwidth * 1000).rounded(), Double(UInt32.max)))
-                parameters.spreadingFactor = UInt8(sf)
-                parameters.codingRate = UInt8(cr)
+                parameters.spreadingFactor = sf
+                parameters.codingRate = cr
             }
             guard parameters.isValid else { throw CLIError("the radio takes 150–2500 MHz, 7–500 kHz, SF 5–12 and CR 5–8") }
             try await session.setRadio(parameters)
@@ -89,9 +91,11 @@ extension MeshShell {
             try await session.setCoordinates(
                 latitude: name == "lat" ? number : info.latitude, longitude: name == "lon" ? number : info.longitude)
         case "tuning":
-            let parts = value.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard parts.count == 2, parts.allSatisfy({ $0.isFinite && $0 >= 0 }) else { throw CLIError("tuning is RX-DELAY,AIRTIME-FACTOR, e.g. 0,1") }
-            try await session.setTuningParameters(MeshTuningParameters(receiveDelayBase: parts[0], airtimeFactor: parts[1]))
+            let parts = value.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 2, let rx = parts[0], let af = parts[1], rx.isFinite, af.isFinite, rx >= 0, af >= 0, rx < 4_000_000, af < 4_000_000 else {
+                throw CLIError("tuning is RX-DELAY,AIRTIME-FACTOR, e.g. 0,1")
+            }
+            try await session.setTuningParameters(MeshTuningParameters(receiveDelayBase: rx, airtimeFactor: af))
         case "manual_add", "share_location", "multi_acks", "telemetry_base", "telemetry_location", "telemetry_environment":
             let flag = ["manual_add", "share_location"].contains(name) ? try Self.onOff(value) : false
             let permission = name.hasPrefix("telemetry") ? try Self.permission(value) : .deny

@@ -8,7 +8,9 @@ import TetherCore
 ///
 /// Each result is printed as a line of text, or with `--json` as one JSON object with a
 /// `type` field. A command that fails prints an `error` record and the shell goes on.
-final class MeshShell {
+// Unchecked: one command runs at a time (the prompt and the script reader await each before
+// reading the next line), so its state is never touched from two tasks at once.
+final class MeshShell: @unchecked Sendable {
     let link: MeshLink
     let store: MeshStore
     let console: MeshConsole
@@ -50,11 +52,13 @@ final class MeshShell {
     /// Runs one line. In chat mode a line is a message unless it starts with `/`.
     func run(line raw: String) async {
         let line = raw.trimmingCharacters(in: .whitespaces)
-        guard !line.isEmpty, !line.hasPrefix("#!") else { return }
+        guard !line.isEmpty else { return }
         if let chat, !line.hasPrefix("/") {
             await report(command: "send") { try await self.say(line, to: chat) }
             return
         }
+        // Outside a chat, a line starting with # is a comment (scripts, #!).
+        guard !line.hasPrefix("#") else { return }
         let text = line.hasPrefix("/") ? String(line.dropFirst()) : line
         guard let words = meshShellWords(text) else {
             return fail(command: nil, CLIError("unterminated quote in: \(terminalSafe(text))"))
@@ -79,6 +83,9 @@ final class MeshShell {
         }
     }
 
+    /// Counts a failure that happened outside a command (a script line that was skipped).
+    func fail(_ message: String) { fail(command: nil, CLIError(message)) }
+
     private func fail(command: String?, _ error: any Error) {
         failures += 1
         let message = CLIError.from(error).message
@@ -86,7 +93,7 @@ final class MeshShell {
         if json {
             console.print(jsonLine(Failure(command: command, message: message)))
         } else {
-            console.print("error: " + message)
+            console.print("error: " + terminalSafe(message))
         }
     }
 

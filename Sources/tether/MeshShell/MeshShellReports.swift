@@ -258,5 +258,5 @@ struct MeshSettingReport: Encodable {
     let name: String
     let value: String
 
-    var text: String { "\(name.padding(toLength: 22, withPad: " ", startingAt: 0))\(terminalSafe(value))" }
+    var text: String { "\(terminalSafe(name).padding(toLength: 22, withPad: " ", startingAt: 0))\(terminalSafe(value))" }
 }

@@ -17,16 +17,23 @@ enum MeshShellRunner {
         try await MeshLink.with(target, reconnect: true, announceNewMessages: !interactive, prepare: { box.events = await $0.events() }) { link in
             let shell = MeshShell(link: link, store: link.store, console: console)
             // Messages, acknowledgements and link changes are shown as they arrive.
-            let names = Dictionary(await link.manager.contacts.map { ($0.publicKeyPrefix.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
             let json = link.json
+            let manager = link.manager
             let listener = Task {
                 guard let events = box.events else { return }
+                var names: [String: String] = [:]
                 // The startup's own state changes were reported on standard error already.
                 var started = false
                 for await event in events {
                     if case .state(let state) = event, !started {
                         started = state == .ready
                         continue
+                    }
+                    if case .contactsUpdated(let contacts) = event {
+                        names = Dictionary(contacts.map { ($0.publicKeyPrefix.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
+                    }
+                    if names.isEmpty {
+                        names = Dictionary(await manager.contacts.map { ($0.publicKeyPrefix.hexString, $0.name) }, uniquingKeysWith: { a, _ in a })
                     }
                     guard let line = MeshListenLine(event, names: names) else { continue }
                     console.print(json ? jsonLine(line) : line.line)
@@ -57,9 +64,9 @@ enum MeshShellRunner {
 
     private static func script(_ shell: MeshShell) async throws {
         var reader = LineReader(handle: .standardInput, limit: scriptLineLimit)
-        while !shell.finished, let line = try reader.next() {
+        while !shell.finished, let line = try await reader.nextLine() {
             guard let line else {
-                shell.console.print(shell.json ? #"{"message":"a line longer than 16 KiB was skipped","type":"error"}"# : "error: a line longer than 16 KiB was skipped")
+                shell.fail("a line longer than 16 KiB was skipped")
                 continue
             }
             await shell.run(line: line)
@@ -68,17 +75,53 @@ enum MeshShellRunner {
 
     private static func prompt(_ shell: MeshShell, console: MeshConsole) async throws {
         let historyPath = DataDirectory.path(for: "mesh-history")
-        let saved = (try? String(contentsOfFile: historyPath, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
         let terminal = RawTerminal()
         defer { terminal.restore() }
-        let editor = MeshLineEditor(terminal: terminal, console: console, history: saved)
-        console.print("Type help for the commands, to NAME to chat, quit to leave.")
+        let editor = MeshLineEditor(terminal: terminal, console: console, history: loadHistory(historyPath))
+        console.print("Type help for the commands, to NAME to chat, quit to leave; Ctrl-C stops a command.")
         while !shell.finished {
-            let contacts = await shell.manager.contacts.map(\.name)
+            let contacts = await shell.manager.contacts.map { terminalSafe($0.name) }
             guard let line = await editor.readLine(prompt: shell.prompt, complete: { completions(for: $0, contacts: contacts) }) else { break }
-            await shell.run(line: line)
+            // While a command runs the terminal is back in its normal mode, and Ctrl-C stops
+            // the command rather than the program.
+            terminal.restore()
+            await interruptible { await shell.run(line: line) }
+            terminal.makeRaw()
         }
-        try? (editor.history.suffix(MeshLineEditor.historyLimit).joined(separator: "\n") + "\n").write(toFile: historyPath, atomically: true, encoding: .utf8)
+        saveHistory(editor.history, to: historyPath)
+    }
+
+    /// Runs `body` as a task that Ctrl-C (SIGINT) cancels.
+    private static func interruptible(_ body: @escaping @Sendable () async -> Void) async {
+        let task = Task { await body() }
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { task.cancel() }
+        source.resume()
+        await task.value
+        source.cancel()
+    }
+
+    /// The most history read back, in bytes.
+    static let historyFileLimit = 256 * 1024
+
+    static func loadHistory(_ path: String) -> [String] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: historyFileLimit)) ?? nil
+        return String(decoding: data ?? Data(), as: UTF8.self).split(separator: "\n")
+            .filter { $0.count <= MeshLineEditor.lineLimit }.map(String.init).suffix(MeshLineEditor.historyLimit)
+    }
+
+    /// Writes the history for this user only, without the lines that carry a password.
+    static func saveHistory(_ lines: [String], to path: String) {
+        let kept = lines.filter { line in
+            let command = line.trimmingCharacters(in: .whitespaces).drop { $0 == "/" }.split(separator: " ").first?.lowercased()
+            return command != "login"
+        }
+        let text = kept.suffix(MeshLineEditor.historyLimit).joined(separator: "\n") + "\n"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        chmod(path, 0o600)
     }
 
     /// What Tab offers for the text before the cursor: command names first, then the names
@@ -116,6 +159,19 @@ struct LineReader {
     init(handle: FileHandle, limit: Int) {
         self.handle = handle
         self.limit = limit
+    }
+
+    /// ``next()`` with its blocking reads off the cooperative thread pool.
+    mutating func nextLine() async throws -> String?? {
+        if buffer.contains(0x0A) || ended { return try next() }
+        let handle = self.handle
+        let chunk: Data? = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do { continuation.resume(returning: try handle.read(upToCount: 4_096)) } catch { continuation.resume(throwing: error) }
+            }
+        }
+        if let chunk, !chunk.isEmpty { buffer.append(chunk) } else { ended = true }
+        return try await nextLine()
     }
 
     /// The next line (without its newline; nil inside for one too long), or nil at the end.

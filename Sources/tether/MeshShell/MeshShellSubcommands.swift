@@ -4,7 +4,9 @@ import ArgumentParser
 enum MeshShellSubcommands {
     /// The arguments every shell subcommand takes after its name.
     struct Words: ParsableArguments {
-        @Argument(parsing: .captureForPassthrough, help: "The command's arguments (see `tether mesh help`).")
+        // Options Tether knows (--json, --tcp, …) are parsed wherever they stand; anything else,
+        // a negative number included, is the command's.
+        @Argument(parsing: .allUnrecognized, help: "The command's arguments (see `tether mesh help`).")
         var words: [String] = []
     }
 
@@ -114,7 +116,7 @@ enum MeshShellSubcommands {
         static let configuration = CommandConfiguration(
             commandName: "run", abstract: "Run any command of the mesh prompt once (tether mesh run help lists them).")
         @OptionGroup var target: MeshTarget
-        @Argument(parsing: .captureForPassthrough, help: "The command and its arguments.") var words: [String] = []
+        @Argument(parsing: .allUnrecognized, help: "The command and its arguments.") var words: [String] = []
         func validate() throws {
             guard !words.isEmpty else { throw ValidationError("give a command (tether mesh run help lists them)") }
         }

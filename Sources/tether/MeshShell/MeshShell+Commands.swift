@@ -128,20 +128,17 @@ extension MeshShell {
             try require(arguments, 2, entry.usage)
             try await setSetting(arguments[0], arguments.dropFirst().joined(separator: " "))
         case "path":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             let advert = try await session.advertPath(publicKey: contact.publicKey)
             let report = MeshPathReport(contact: contact, advert: advert)
             emit(report, text: report.text)
         case "reset-path":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             try await session.resetPath(publicKey: contact.publicKey)
             struct Reset: Encodable { let type = "pathReset"; let contact: String }
             emit(Reset(contact: contact.name), text: "Messages to \(terminalSafe(contact.name)) flood until a new route is found")
         case "discover-path":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             let path = try await session.discoverPath(to: contact.publicKey)
             let report = MeshDiscoveredPathReport(contact: contact.name, path)
             emit(report, text: report.text)
@@ -158,14 +155,12 @@ extension MeshShell {
             let report = MeshLoginReport(server: contact.name, result)
             emit(report, text: report.text)
         case "logout":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             try await session.logout(publicKey: contact.publicKey)
             struct Out: Encodable { let type = "logout"; let server: String }
             emit(Out(server: contact.name), text: "Logged out of \(terminalSafe(contact.name))")
         case "status":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             let report = MeshNodeStatusReport(
                 node: contact.name, try await session.status(of: contact.publicKey, layout: MeshNodeStatus.Layout(contact.type)))
             emit(report, text: report.text)
@@ -175,15 +170,13 @@ extension MeshShell {
             let report = MeshTelemetryReport(node: contact?.name ?? "self", telemetry)
             emit(report, text: report.text)
         case "neighbours":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             let neighbours = try await session.neighbours(of: contact.publicKey)
             let names = await manager.contacts
             let report = MeshNeighboursReport(node: contact.name, neighbours, contacts: names)
             emit(report, text: report.text)
         case "acl":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             let entries = try await session.accessList(of: contact.publicKey)
             struct Entry: Encodable { let type = "aclEntry"; let server: String; let publicKeyPrefix: String; let permission: String }
             for item in entries {
@@ -192,8 +185,7 @@ extension MeshShell {
             }
             if !json { console.print("\(entries.count) entr\(entries.count == 1 ? "y" : "ies")") }
         case "owner":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             let info = try await session.ownerInfo(of: contact.publicKey)
             struct Owner: Encodable { let type = "owner"; let node: String; let firmware: String?; let name: String; let owner: String }
             emit(Owner(node: contact.name, firmware: info.firmwareVersion, name: info.name, owner: info.owner),
@@ -242,8 +234,7 @@ extension MeshShell {
             let card = try await session.ownCard()
             emit(MeshCardReport(contact: nil, card), text: card.uri)
         case "export":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             let card = try await session.exportContact(publicKey: contact.publicKey)
             emit(MeshCardReport(contact: contact.name, card), text: card.uri)
         case "import":
@@ -262,8 +253,7 @@ extension MeshShell {
             }
             emit(Imported(kind: kind, name: name), text: "Imported \(kind) \(terminalSafe(name))")
         case "remove":
-            try require(arguments, 1, entry.usage)
-            let contact = try await contact(arguments.joined(separator: " "))
+            let contact = try await contactArgument(arguments, entry.usage)
             try await session.removeContact(publicKey: contact.publicKey)
             try await manager.refreshContacts()
             struct Removed: Encodable { let type = "contactRemoved"; let name: String }

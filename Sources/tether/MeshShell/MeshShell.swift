@@ -116,6 +116,12 @@ final class MeshShell: @unchecked Sendable {
         throw CLIError("no contact named \(terminalSafe(name)) (known: \(hint))")
     }
 
+    /// The contact all the arguments name (a name may hold spaces without quotes).
+    func contactArgument(_ arguments: [String], _ usage: String) async throws -> MeshContact {
+        try require(arguments, 1, usage)
+        return try await contact(arguments.joined(separator: " "))
+    }
+
     func channelIndex(_ text: String) throws -> UInt8 {
         guard let index = UInt8(text.hasPrefix("#") ? String(text.dropFirst()) : text) else {
             throw CLIError("a channel is an index 0…255, got \(terminalSafe(text))")

@@ -8,7 +8,7 @@ extension MeshCoreSession {
     }
 
     /// Reboots the radio. It does not answer: the link drops, and the session must be started
-    /// again once the radio is back (a ``MeshConnectionManager`` does that by itself).
+    /// again once the radio is back (a ``ConnectionManager`` does that by itself).
     public func reboot() async throws {
         try await sendUnanswered(.reboot)
     }
@@ -38,7 +38,9 @@ extension MeshCoreSession {
     /// Signs `data` with the node's key: `SIGN_START`, `SIGN_DATA` in chunks, `SIGN_FINISH`.
     /// Returns the 64-byte Ed25519 signature, which ``verify(signature:of:publicKey:)`` checks.
     ///
-    /// - Parameter chunkSize: Bytes per `SIGN_DATA` frame (1 to 175).
+    /// - Parameters:
+    ///   - data: What to sign.
+    ///   - chunkSize: Bytes per `SIGN_DATA` frame (1 to 175).
     /// - Throws: ``MeshCoreError/invalidCommand(_:)`` when `data` is longer than the radio
     ///   signs (it says how much in its `SIGN_START` reply; 8 KiB on current firmware).
     public func sign(_ data: Data, chunkSize: Int = 128) async throws -> Data {

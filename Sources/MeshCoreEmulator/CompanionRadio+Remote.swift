@@ -69,7 +69,8 @@ extension CompanionRadio {
         case .sendPathDiscoveryRequest(let key):
             guard let contact = contact(publicKey: key) else { return reply(.error(.notFound)) }
             let pending = startRemote(to: contact, flood: true)
-            send(to: key, pending: pending) { node, hops in
+            // The radio keeps a discovered path for the app to apply, not as the route.
+            send(to: key, pending: pending, learnsPath: false) { node, hops in
                 let route = MeshNetwork.route(hops: hops)
                 return .pathDiscoveryResponse(MeshDiscoveredPath(
                     nodePrefix: Data(node.publicKey.prefix(6)), outPath: route, inPath: Data(route.reversed())))
@@ -97,10 +98,10 @@ extension CompanionRadio {
 
     /// A node's answer reached the radio: pushed if it answers the request still awaited (or
     /// one that is not tracked, such as a trace). A server answers a flooded request with a
-    /// path return: a contact without a route learns the one the answer came over
-    /// (PATH_UPDATED), and later requests go direct.
-    func remoteAnswer(_ frame: MeshCoreFrame, pending: UInt64?, from key: Data? = nil, hops: Int = 0) {
-        if let key, let index = contacts.firstIndex(where: { $0.publicKey == key }), contacts[index].outPath == nil {
+    /// path return (`learnsPath`): the contact's route becomes the one the answer came over
+    /// (PATH_UPDATED first), and later requests go direct.
+    func remoteAnswer(_ frame: MeshCoreFrame, pending: UInt64?, from key: Data? = nil, hops: Int = 0, learnsPath: Bool = false) {
+        if learnsPath, let key, let index = contacts.firstIndex(where: { $0.publicKey == key }) {
             contacts[index].outPath = MeshNetwork.route(hops: hops)
             contacts[index].outPathHashSize = 1
             contacts[index].lastModified = clockEpoch
@@ -115,6 +116,8 @@ extension CompanionRadio {
     struct PendingRemote {
         let serial: UInt64
         let ack: UInt32
+        /// Whether the request floods, so the answer comes as a path return that sets the route.
+        let flood: Bool
     }
 
     private func contact(publicKey key: Data) -> MeshContact? { contacts.first { $0.publicKey == key } }
@@ -128,13 +131,15 @@ extension CompanionRadio {
         let hops = UInt32((contact.outPathHopCount ?? 0) + 1)
         countSent(flood: isFlood)
         reply(.sent(SentResult(isFlood: isFlood, expectedAck: tag, suggestedTimeout: isFlood ? 12_000 : 2_000 + 1_600 * hops)))
-        return PendingRemote(serial: pendingRemote, ack: tag)
+        return PendingRemote(serial: pendingRemote, ack: tag, flood: isFlood)
     }
 
     /// Sends the request to the node; its answer comes back with the request's number, and the
     /// radio drops it if a newer request started meanwhile.
-    private func send(to key: Data, pending: PendingRemote, _ answer: @escaping @SimulationActor (MeshNode, Int) -> MeshCoreFrame?) {
-        guard network?.request(from: self, to: key, pending: pending.serial, answer) == true else {
+    private func send(
+        to key: Data, pending: PendingRemote, learnsPath: Bool = true, _ answer: @escaping @SimulationActor (MeshNode, Int) -> MeshCoreFrame?
+    ) {
+        guard network?.request(from: self, to: key, pending: pending.serial, learnsPath: learnsPath && pending.flood, answer) == true else {
             return logger.info("\(name): no node with key \(key.prefix(6).hexString) in the mesh; the request is lost")
         }
     }

@@ -442,10 +442,13 @@ public final class CompanionRadio {
         case .logout:
             handleRemote(command)
         case .sendChannelData(let datagram):
-            guard datagram.channelIndex < configuration.maxChannels, let channel = channel(datagram.channelIndex) else {
-                return reply(.error(.notFound))
-            }
-            // The group-data encoder holds 165 bytes; 166 and 167 fit the frame but not the packet.
+            // In the firmware's order: the channel (a cleared slot sends with a zero key), the
+            // type, the length (the group-data encoder holds 165 bytes; 166 and 167 fit the
+            // frame but not the packet).
+            guard datagram.channelIndex < configuration.maxChannels else { return reply(.error(.notFound)) }
+            let channel = channel(datagram.channelIndex)
+                ?? ChannelInfo(index: datagram.channelIndex, name: "", secret: Data(count: MeshChannelSecret.size))
+            guard datagram.dataType != 0, datagram.payload.count <= 167 else { return reply(.error(.illegalArgument)) }
             guard datagram.payload.count <= MeshChannelData.maximumPayload else { return reply(.error(.tableFull)) }
             countSent(flood: datagram.path == nil)
             reply(.ok(value: nil))

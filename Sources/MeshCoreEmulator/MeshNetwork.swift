@@ -355,7 +355,7 @@ public final class MeshNetwork {
     /// count), and the frame it returns reaches the radio as a push the same number of hops
     /// later. Returns false when no node has that key.
     func request(
-        from radio: CompanionRadio, to key: Data, pending: UInt64?,
+        from radio: CompanionRadio, to key: Data, pending: UInt64?, learnsPath: Bool = false,
         _ answer: @escaping @SimulationActor (MeshNode, Int) -> MeshCoreFrame?
     ) -> Bool {
         guard let node = nodes.first(where: { $0.publicKey == key }) else { return false }
@@ -363,7 +363,7 @@ public final class MeshNetwork {
         schedule(after: hopLatency * hops) { network in
             guard node.isOnline, let frame = answer(node, hops) else { return }
             network.schedule(after: network.hopLatency * hops) { _ in
-                radio.remoteAnswer(frame, pending: pending, from: key, hops: hops)
+                radio.remoteAnswer(frame, pending: pending, from: key, hops: hops, learnsPath: learnsPath)
             }
         }
         return true

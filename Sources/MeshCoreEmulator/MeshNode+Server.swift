@@ -107,7 +107,13 @@ extension MeshNode {
             guard type == .repeater else { return nil }
             return Data(MeshOwnerInfo(firmwareVersion: firmwareVersion, name: name, owner: owner).text.utf8)
         case .minMaxAverage:
-            return nil
+            // Sensors, for members above guest: their readings over the window.
+            guard type == .sensor, permission != .guest else { return nil }
+            return MeshMinMaxAverage(clock: network?.epoch ?? 0, records: [
+                .init(channel: 1, type: .voltage, minimum: .number(3.9), maximum: .number(4.0), average: .number(Double(batteryMillivolts) / 1000)),
+                .init(channel: 2, type: .temperature, minimum: .number(18), maximum: .number(24.5), average: .number(21.5)),
+                .init(channel: 2, type: .humidity, minimum: .number(40), maximum: .number(50), average: .number(45)),
+            ]).encoded
         }
     }
 

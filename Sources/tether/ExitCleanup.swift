@@ -17,6 +17,7 @@ final class ExitCleanup: @unchecked Sendable {
     private var signalSources: [any DispatchSourceSignal] = []
     private var signalled = false
     private var cleanup: Task<Void, Never>?
+    private var interruptHandler: (@Sendable () -> Void)?
 
     /// Registers `action` (run once, in reverse order of registration). Returns a token for
     /// ``remove(_:)``.
@@ -72,7 +73,20 @@ final class ExitCleanup: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with Ctrl-C (SIGINT) calling `onInterrupt` instead of ending the program
+    /// (SIGTERM and SIGHUP still end it). Installs the signal handling if it is not yet.
+    func whileInterruptible<T>(_ onInterrupt: @escaping @Sendable () -> Void, _ body: () async throws -> T) async rethrows -> T {
+        installSignalHandlers()
+        lock.withLock { interruptHandler = onInterrupt }
+        defer { lock.withLock { interruptHandler = nil } }
+        return try await body()
+    }
+
     private func interrupted(by signalNumber: Int32) {
+        if signalNumber == SIGINT, let handler = lock.withLock({ interruptHandler }) {
+            handler()
+            return
+        }
         let first = lock.withLock { () -> Bool in
             defer { signalled = true }
             return !signalled

@@ -247,8 +247,10 @@ import TetherSimulator
         }
         #expect(received.map(\.payload) == [S.hex("04 05")])
         #expect(received.first?.channelIndex == 1 && received.first?.dataType == 0xFF01 && received.first?.receivedPathLength == 1)
-        // Refused: an unknown channel (ERR 2), 166 bytes (ERR 3), type 0 and a bad path (ERR 6).
-        #expect(await world.mesh.sim { other.receive(S.hex("3E 05 FF FF FF 01")); return other.drainOutputs() } == [Data([0x01, 0x02])])
+        // Refused: a channel beyond the radio's (ERR 2, before anything else), 166 bytes (ERR 3),
+        // type 0 and a bad path (ERR 6). A cleared slot sends, with a zero key.
+        #expect(await world.mesh.sim { other.receive(S.hex("3E 09 FF 00 00")); return other.drainOutputs() } == [Data([0x01, 0x02])])
+        #expect(await world.mesh.sim { other.receive(S.hex("3E 05 FF FF FF 01")); return other.drainOutputs() } == [Data([0x00])])
         #expect(await world.mesh.sim { other.receive(S.hex("3E 00 FF FF FF") + Data(count: 166)); return other.drainOutputs() } == [Data([0x01, 0x03])])
         #expect(await world.mesh.sim { other.receive(S.hex("3E 00 FF 00 00 01")); return other.drainOutputs() } == [Data([0x01, 0x06])])
         #expect(await world.mesh.sim { other.receive(S.hex("3E 00 C1 01 FF FF")); return other.drainOutputs() } == [Data([0x01, 0x06])])

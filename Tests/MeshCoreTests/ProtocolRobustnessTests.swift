@@ -129,6 +129,7 @@ struct ProtocolSeededGenerator: RandomNumberGenerator {
             _ = MeshAnonymousRequest(decoding: data)
             _ = try? MeshNodeStatus(decoding: data)
             _ = MeshAdvertData(decoding: data)
+            if let figures = try? MeshMinMaxAverage(decoding: data) { #expect((try? MeshMinMaxAverage(decoding: figures.encoded)) == figures) }
             _ = MeshOwnerInfo(text: String(decoding: data, as: UTF8.self), withVersion: true)
         }
     }

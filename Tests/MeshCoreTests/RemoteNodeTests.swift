@@ -70,6 +70,24 @@ import TetherSimulator
         #expect(MeshNodeStatus.Layout(.room) == .roomServer && MeshNodeStatus.Layout(.repeater) == .repeater)
     }
 
+    @Test func minMaxAverageUsesTheSensorFirmwaresWidths() throws {
+        // Clock, then humidity (2 bytes ×10: 40.0, 50.0, 45.5), temperature (−5.5, 24.5, 21.0),
+        // and an accelerometer (3 × 2 bytes, ×1), then padding.
+        let body = S.hex("80 00 92 65 02 68 01 90 01 F4 01 C7 02 67 FF C9 00 F5 00 D2 03 71 00 01 FF FF 00 00 00 02 00 00 00 00 00 03 00 00 00 00 00 00")
+        let figures = try MeshMinMaxAverage(decoding: body)
+        #expect(figures.clock == 1_704_067_200)
+        #expect(figures.records == [
+            .init(channel: 2, type: .humidity, minimum: .number(40), maximum: .number(50), average: .number(45.5)),
+            .init(channel: 2, type: .temperature, minimum: .number(-5.5), maximum: .number(24.5), average: .number(21)),
+            .init(channel: 3, type: .accelerometer, minimum: .vector(x: 1, y: -1, z: 0), maximum: .vector(x: 2, y: 0, z: 0), average: .vector(x: 3, y: 0, z: 0)),
+        ])
+        #expect(figures.unparsed == Data(count: 2))
+        #expect(figures.encoded == body)
+        #expect(throws: MeshCoreDecodeError.self) { try MeshMinMaxAverage(decoding: S.hex("80 00")) }
+        // A record cut short is left unread, not misread.
+        #expect(try MeshMinMaxAverage(decoding: S.hex("80 00 92 65 02 68 01 90")).records.isEmpty)
+    }
+
     @Test func bodiesOfBinaryAnswersDecode() throws {
         let neighbours = try MeshNeighbours(decoding: S.hex("03 00 02 00 A1 A2 3C 00 00 00 28 B1 B2 78 00 00 00 F8"), prefixLength: 2)
         #expect(neighbours.total == 3)
@@ -156,6 +174,16 @@ import TetherSimulator
             return try await session.telemetry(of: weather)
         }
         #expect(guestReadings.readings.map(\.type) == [.voltage])
+        // A guest gets no min/max/average either; a member does.
+        await #expect { try await world.run { try await session.minMaxAverage(of: weather, fromSecondsAgo: 3600) } } throws: {
+            if case MeshCoreError.noAnswer = $0 { true } else { false }
+        }
+        let figures = try await world.run {
+            _ = try await session.login(to: weather, password: "password")
+            return try await session.minMaxAverage(of: weather, fromSecondsAgo: 3600)
+        }
+        #expect(figures.records.map(\.type) == [.voltage, .temperature, .humidity])
+        #expect(figures.records.last?.average == .number(45))
     }
 
     @Test func binaryRequestsAnswerNeighboursAccessListAndOwner() async throws {

@@ -57,6 +57,23 @@ import Testing
         #expect(try big.next() == nil)
     }
 
+    @Test func scriptLinesAreReadOffThePoolWithinTheirBound() async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("mesh-script-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: url) }
+        // A megabyte without a newline is dropped as it arrives, then reading goes on.
+        try (Data(count: 1 << 20) + Data("\nok\ntail".utf8)).write(to: url)
+        var reader = LineReader(handle: try FileHandle(forReadingFrom: url), limit: 64)
+        #expect(try await reader.nextLine() == .some(nil))
+        #expect(try await reader.nextLine() == .some("ok"))
+        #expect(try await reader.nextLine() == .some("tail"))
+        #expect(try await reader.nextLine() == nil)
+        // Input that ends inside an overlong line reports it once.
+        try Data(count: 10_000).write(to: url)
+        var cut = LineReader(handle: try FileHandle(forReadingFrom: url), limit: 64)
+        #expect(try await cut.nextLine() == .some(nil))
+        #expect(try await cut.nextLine() == nil)
+    }
+
     @Test func keysDecodeFromTerminalBytes() {
         var decoder = MeshLineEditor.KeyDecoder()
         #expect(decoder.push(Array("hé".utf8)) == [.character("h"), .character("é")])
@@ -108,10 +125,15 @@ import Testing
     @Test func historyLeavesOutPasswordsAndIsPrivate() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mesh-history-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        MeshShellRunner.saveHistory(["info", "login Hill secret", "/login Hill s2", "stats"], to: path)
-        #expect(MeshShellRunner.loadHistory(path) == ["info", "stats"])
+        MeshShellRunner.saveHistory(["info", "login Hill secret", "/login Hill s2", "set pin 123456", "channel-set 3 x 00", "set tx 5", "stats"], to: path)
+        #expect(MeshShellRunner.loadHistory(path) == ["info", "set tx 5", "stats"])
         let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(permissions == 0o600)
+        // The newest lines are read when the file is larger than the bound.
+        let many = (0..<30_000).map { "line \($0)" }.joined(separator: "\n") + "\n"
+        try Data(many.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(MeshShellRunner.loadHistory(path).last == "line 29999")
+        #expect(MeshShellRunner.loadHistory(path).count == MeshLineEditor.historyLimit)
         // An oversized line in the file is not loaded.
         try Data(("ok\n" + String(repeating: "z", count: MeshLineEditor.lineLimit + 1) + "\nfine\n").utf8).write(to: URL(fileURLWithPath: path))
         #expect(MeshShellRunner.loadHistory(path) == ["ok", "fine"])

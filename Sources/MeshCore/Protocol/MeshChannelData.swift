@@ -72,11 +72,10 @@ public struct MeshChannelData: Sendable, Hashable {
             size = hashSize
         }
         guard reader.remaining >= 2 else { throw invalid("no data type") }
+        // Type 0 and an oversized payload are the radio's to refuse, after it checked the
+        // channel (ERR 2 comes first).
         let type = try reader.u16()
-        guard type != 0 else { throw invalid("data type 0") }
-        let payload = reader.rest()
-        guard payload.count <= maximumFramePayload else { throw invalid("\(payload.count) bytes of data") }
-        return MeshChannelData(channelIndex: index, dataType: type, payload: payload, path: path, pathHashSize: size)
+        return MeshChannelData(channelIndex: index, dataType: type, payload: reader.rest(), path: path, pathHashSize: size)
     }
 
     /// `CHANNEL_DATA_RECV`: `1B snr 00 00 idx path_len type(2) len data`.

@@ -88,6 +88,17 @@ extension MeshCoreSession {
         }
     }
 
+    /// A sensor's minimum, maximum and average of each reading over a window (log in first,
+    /// as read-only or more).
+    public func minMaxAverage(of publicKey: Data, fromSecondsAgo: UInt32, toSecondsAgo: UInt32 = 0) async throws -> MeshMinMaxAverage {
+        let body = try await binaryRequest(to: publicKey, .minMaxAverage(fromSecondsAgo: fromSecondsAgo, toSecondsAgo: toSecondsAgo))
+        do {
+            return try MeshMinMaxAverage(decoding: body)
+        } catch {
+            throw MeshCoreError.malformedReply(command: "GET_AVG_MIN_MAX", reason: "\(error)")
+        }
+    }
+
     /// A server's access list (administrators only).
     public func accessList(of publicKey: Data) async throws -> [MeshAccessEntry] {
         MeshAccessEntry.list(decoding: try await binaryRequest(to: publicKey, .accessList))

@@ -175,6 +175,28 @@ extension MeshShell {
             let names = await manager.contacts
             let report = MeshNeighboursReport(node: contact.name, neighbours, contacts: names)
             emit(report, text: report.text)
+        case "mma":
+            try require(arguments, 1, entry.usage)
+            var words = arguments
+            var hours = 1.0
+            if words.count > 1, let last = words.last, let value = Double(last) {
+                guard value.isFinite, value > 0, value <= 24 * 366 else { throw CLIError("hours are more than 0 and at most a year") }
+                hours = value
+                words.removeLast()
+            }
+            let contact = try await contact(words.joined(separator: " "))
+            let figures = try await session.minMaxAverage(of: contact.publicKey, fromSecondsAgo: UInt32(hours * 3600))
+            struct Record: Encodable { let channel: Int; let kind: String; let minimum: [Double]; let maximum: [Double]; let average: [Double] }
+            struct Figures: Encodable { let type = "minMaxAverage"; let node: String; let records: [Record] }
+            let records = figures.records.map { record in
+                Record(channel: Int(record.channel), kind: "\(record.type)", minimum: MeshTelemetryReport.numbers(record.minimum),
+                       maximum: MeshTelemetryReport.numbers(record.maximum), average: MeshTelemetryReport.numbers(record.average))
+            }
+            let text = "\(terminalSafe(contact.name)): " + records.map { record in
+                "[\(record.channel)] \(record.kind) " + [record.minimum, record.average, record.maximum]
+                    .map { $0.map { String(format: "%g", $0) }.joined(separator: ",") }.joined(separator: " / ")
+            }.joined(separator: "; ") + " (min / avg / max)"
+            emit(Figures(node: contact.name, records: records), text: text)
         case "acl":
             let contact = try await contactArgument(arguments, entry.usage)
             let entries = try await session.accessList(of: contact.publicKey)

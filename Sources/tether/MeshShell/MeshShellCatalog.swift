@@ -40,6 +40,7 @@ enum MeshShellCatalog {
         Entry(name: "status", usage: "status NAME", summary: "A repeater's or room server's status (log in first).", argument: .contact),
         Entry(name: "telemetry", usage: "telemetry [NAME]", summary: "A node's telemetry, or the radio's own.", argument: .contact),
         Entry(name: "neighbours", usage: "neighbours NAME", summary: "The repeaters a repeater hears directly.", argument: .contact),
+        Entry(name: "mma", usage: "mma NAME [HOURS]", summary: "A sensor's minimum, maximum and average readings over the last hours (1 by default).", argument: .contact),
         Entry(name: "acl", usage: "acl NAME", summary: "A server's access list (administrators).", argument: .contact),
         Entry(name: "owner", usage: "owner NAME", summary: "A repeater's firmware, name and owner.", argument: .contact),
         Entry(name: "anon", usage: "anon NAME regions|owner|clock", summary: "Ask a repeater without logging in (it must be reachable along a path).", argument: .contact),

@@ -155,13 +155,17 @@ struct MeshTelemetryReport: Encodable {
     init(node: String, _ telemetry: MeshTelemetry) {
         self.node = node
         readings = telemetry.readings.map { reading in
-            let values: [Double] = switch reading.value {
-            case .number(let number): [number]
-            case .vector(let x, let y, let z): [x, y, z]
-            case .location(let latitude, let longitude, let altitude): [latitude, longitude, altitude]
-            case .colour(let red, let green, let blue): [Double(red), Double(green), Double(blue)]
-            }
-            return Reading(channel: Int(reading.channel), kind: "\(reading.type)", value: values)
+            Reading(channel: Int(reading.channel), kind: "\(reading.type)", value: Self.numbers(reading.value))
+        }
+    }
+
+    /// A value's numbers: one, three axes, latitude-longitude-altitude, or red-green-blue.
+    static func numbers(_ value: MeshTelemetry.Value) -> [Double] {
+        switch value {
+        case .number(let number): [number]
+        case .vector(let x, let y, let z): [x, y, z]
+        case .location(let latitude, let longitude, let altitude): [latitude, longitude, altitude]
+        case .colour(let red, let green, let blue): [Double(red), Double(green), Double(blue)]
         }
     }
 

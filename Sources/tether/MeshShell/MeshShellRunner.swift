@@ -91,37 +91,45 @@ enum MeshShellRunner {
         saveHistory(editor.history, to: historyPath)
     }
 
-    /// Runs `body` as a task that Ctrl-C (SIGINT) cancels.
+    /// Runs `body` as a task that Ctrl-C (SIGINT) cancels, instead of ending the program.
     private static func interruptible(_ body: @escaping @Sendable () async -> Void) async {
         let task = Task { await body() }
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { task.cancel() }
-        source.resume()
-        await task.value
-        source.cancel()
+        await ExitCleanup.shared.whileInterruptible({ task.cancel() }) { await task.value }
     }
 
     /// The most history read back, in bytes.
     static let historyFileLimit = 256 * 1024
 
+    /// The newest lines of the history file (its last 256 KiB; a line cut there is dropped).
     static func loadHistory(_ path: String) -> [String] {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: historyFileLimit)) ?? nil
-        return String(decoding: data ?? Data(), as: UTF8.self).split(separator: "\n")
-            .filter { $0.count <= MeshLineEditor.lineLimit }.map(String.init).suffix(MeshLineEditor.historyLimit)
+        let size = (try? handle.seekToEnd()) ?? 0
+        let start = size > UInt64(historyFileLimit) ? size - UInt64(historyFileLimit) : 0
+        guard (try? handle.seek(toOffset: start)) != nil, let data = try? handle.read(upToCount: historyFileLimit) else { return [] }
+        var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        if start > 0, !lines.isEmpty { lines.removeFirst() }
+        return lines.filter { !$0.isEmpty && $0.count <= MeshLineEditor.lineLimit }.map(String.init).suffix(MeshLineEditor.historyLimit)
     }
 
-    /// Writes the history for this user only, without the lines that carry a password.
+    /// Commands whose lines carry secrets, kept out of the history: passwords, channel
+    /// secrets, PINs, remote commands (which may set a password), imported links.
+    static let secretCommands: Set<String> = ["login", "channel-set", "cmd", "import", "private-key"]
+
+    /// Writes the history for this user only (created with mode 0600), without secrets.
     static func saveHistory(_ lines: [String], to path: String) {
         let kept = lines.filter { line in
-            let command = line.trimmingCharacters(in: .whitespaces).drop { $0 == "/" }.split(separator: " ").first?.lowercased()
-            return command != "login"
+            let words = line.trimmingCharacters(in: .whitespaces).drop { $0 == "/" }.split(separator: " ").map { $0.lowercased() }
+            guard let command = words.first else { return false }
+            if secretCommands.contains(command) { return false }
+            return !(command == "set" && words.dropFirst().first == "pin")
         }
         let text = kept.suffix(MeshLineEditor.historyLimit).joined(separator: "\n") + "\n"
-        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-        chmod(path, 0o600)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard descriptor >= 0 else { return }
+        fchmod(descriptor, 0o600)
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try? handle.write(contentsOf: Data(text.utf8))
     }
 
     /// What Tab offers for the text before the cursor: command names first, then the names
@@ -155,23 +163,44 @@ struct LineReader {
     let limit: Int
     private var buffer = Data()
     private var ended = false
+    private var dropping = false
 
     init(handle: FileHandle, limit: Int) {
         self.handle = handle
         self.limit = limit
     }
 
-    /// ``next()`` with its blocking reads off the cooperative thread pool.
+    /// ``next()`` with its blocking reads off the cooperative thread pool, in a loop that
+    /// keeps at most one line's worth of bytes (a longer line is dropped as it arrives).
     mutating func nextLine() async throws -> String?? {
-        if buffer.contains(0x0A) || ended { return try next() }
-        let handle = self.handle
-        let chunk: Data? = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do { continuation.resume(returning: try handle.read(upToCount: 4_096)) } catch { continuation.resume(throwing: error) }
+        while !ended, !buffer.contains(0x0A) {
+            if buffer.count > limit {
+                // Too long already: drop what there is, and the rest up to its newline.
+                buffer.removeAll()
+                dropping = true
             }
+            let handle = self.handle
+            let chunk: Data? = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    do { continuation.resume(returning: try handle.read(upToCount: 4_096)) } catch { continuation.resume(throwing: error) }
+                }
+            }
+            guard let chunk, !chunk.isEmpty else {
+                ended = true
+                break
+            }
+            if dropping, let newline = chunk.firstIndex(of: 0x0A) {
+                dropping = false
+                buffer = Data(chunk[(newline + 1)...])
+                return .some(nil)
+            }
+            if !dropping { buffer.append(chunk) }
         }
-        if let chunk, !chunk.isEmpty { buffer.append(chunk) } else { ended = true }
-        return try await nextLine()
+        if dropping {
+            dropping = false
+            return .some(nil)
+        }
+        return try next()
     }
 
     /// The next line (without its newline; nil inside for one too long), or nil at the end.

@@ -441,6 +441,18 @@ public final class CompanionRadio {
             reply(.ok(value: nil))
         case .logout:
             handleRemote(command)
+        case .sendRawData(let path, let payload):
+            countSent(flood: false)
+            reply(.ok(value: nil))
+            network?.sendRawData(from: self, pathHops: path.count, payload: payload)
+        case .sendRawPacket(_, let packet):
+            guard Self.isMeshPacket(packet) else { return reply(.error(.illegalArgument)) }
+            countSent(flood: packet[packet.startIndex] & 0x03 <= 1)
+            reply(.ok(value: nil))
+        case .runCLICommand(let line):
+            // Protocol 14 and later only.
+            guard configuration.firmwareVersionCode >= 14 else { return reply(.error(.unsupportedCommand)) }
+            reply(.cliReply(localCommandReply(line)))
         case .sendChannelData(let datagram):
             // In the firmware's order: the channel (a cleared slot sends with a zero key), the
             // type, the length (the group-data encoder holds 165 bytes; 166 and 167 fit the
@@ -577,6 +589,34 @@ public final class CompanionRadio {
         countReceived(flood: true, snr: snr)
         guard let index = channels.firstIndex(where: { $0?.secret == secret }) else { return }
         enqueue(.channel(index: UInt8(index), pathLength: pathLength, timestamp: timestamp, text: text, snr: snr))
+    }
+
+    /// Raw data along a path reached this radio: pushed as RAW_DATA (byte 3 reserved, 0xFF).
+    func receiveRawData(_ payload: Data, snr: Double) {
+        countReceived(flood: false, snr: snr)
+        push(.rawData(snr: snr, rssi: lastSignal.rssi, payload: payload))
+    }
+
+    /// Whether `packet` parses as a mesh packet: version 0, a valid path length, the path
+    /// present, at most 184 payload bytes.
+    static func isMeshPacket(_ packet: Data) -> Bool {
+        guard let header = packet.first, header >> 6 == 0 else { return false }
+        var index = packet.startIndex + 1
+        if header & 0x03 == 0 || header & 0x03 == 3 { index += 4 }
+        guard index < packet.endIndex, let (hops, size) = try? MeshPathEncoding.decode(packet[index], code: 0x41) else { return false }
+        index += 1 + hops * size
+        return index <= packet.endIndex && packet.endIndex - index <= 184
+    }
+
+    /// The radio's own CLI (protocol 14): a few of the firmware's commands.
+    func localCommandReply(_ line: String) -> String {
+        switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "ver": "\(configuration.firmwareVersion) (Build: \(configuration.buildDate))"
+        case "get name": "> \(name)"
+        case "get tx": "> \(configuration.txPower)"
+        case "clock": "\(clockEpoch)"
+        default: "Unknown command"
+        }
     }
 
     /// A channel datagram arrived; it is queued if the radio has a slot with that secret.

@@ -283,6 +283,20 @@ public final class MeshNetwork {
         }
     }
 
+    /// Raw data along a route of `pathHops` repeaters reaches the radios at the route's end
+    /// (as far away as the route is long, plus one).
+    func sendRawData(from radio: CompanionRadio, pathHops: Int, payload: Data) {
+        let sender = Member.radio(radio)
+        for target in members where target.key != radio.publicKey {
+            guard case .radio(let receiver) = target, distance(sender, target) == pathHops + 1 else { continue }
+            let hops = pathHops + 1
+            schedule(after: hopLatency * hops) { _ in
+                guard target.isOnline else { return }
+                receiver.receiveRawData(payload, snr: Self.snr(hops: hops))
+            }
+        }
+    }
+
     /// A channel datagram from a radio reaches every other radio (nodes ignore app data).
     func sendChannelData(from radio: CompanionRadio, secret: Data, datagram: MeshChannelData) {
         let sender = Member.radio(radio)

@@ -256,4 +256,34 @@ import TetherSimulator
         #expect(await world.mesh.sim { other.receive(S.hex("3E 00 C1 01 FF FF")); return other.drainOutputs() } == [Data([0x01, 0x06])])
         #expect(await world.mesh.sim { other.receive(S.hex("3E 00")); return other.drainOutputs() } == [Data([0x01, 0x06])])
     }
+
+    @Test func rawDataReachesTheRadioAtTheRoutesEndAndPacketsAreChecked() async throws {
+        let world = await EmulatorSession()
+        try await world.start()
+        let network = world.mesh.network
+        // Base is 1 hop out, Far radio 3: a route of one repeater between them.
+        let far = await world.mesh.sim { network.addRadio(name: "Far radio", hops: 3) }
+        await world.mesh.sim { far.appConnected() }
+        let session = world.session
+        try await world.run { try await session.sendRawData(S.hex("C0 FF EE 00 01"), path: S.hex("01 02")) }
+        await world.mesh.time.advance(.seconds(5))
+        let pushes = await world.mesh.sim { far.drainOutputs() }.compactMap { try? MeshCoreFrame(decoding: $0) }
+        #expect(pushes.contains { if case .rawData(_, _, let payload) = $0 { payload == S.hex("C0 FF EE 00 01") } else { false } })
+        // Raw data cannot flood, and needs 4 bytes; a raw packet must parse.
+        #expect(await world.mesh.sim { far.receive(S.hex("19 80 01 02 03 04")); return far.drainOutputs() } == [Data([0x01, 0x01])])
+        #expect(await world.mesh.sim { far.receive(S.hex("19 00 01 02 03")); return far.drainOutputs() } == [Data([0x01, 0x01])])
+        #expect(await world.mesh.sim { far.receive(S.hex("41 00 11 00 AA")); return far.drainOutputs() } == [Data([0x00])])
+        #expect(await world.mesh.sim { far.receive(S.hex("41 00 51 00 AA")); return far.drainOutputs() } == [Data([0x01, 0x06])])
+        #expect(await world.mesh.sim { far.receive(S.hex("41 00 11 C1 AA")); return far.drainOutputs() } == [Data([0x01, 0x06])])
+        // RUN_CLI_COMMAND exists from protocol 14: v13 refuses it, v14 answers.
+        await #expect { try await world.run { try await session.runLocalCommand("ver") } } throws: {
+            EmulatorSession.refusal($0) == .unsupportedCommand
+        }
+        var newer = CompanionRadio.Configuration()
+        newer.firmwareVersionCode = 14
+        let v14 = await EmulatorSession(configuration: newer)
+        try await v14.start()
+        let v14Session = v14.session
+        #expect(try await v14.run { try await v14Session.runLocalCommand("get name") } == "> Base")
+    }
 }

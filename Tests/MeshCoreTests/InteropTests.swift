@@ -196,6 +196,8 @@ import TetherCore
         #expect(all("commandReply").first?["reply"] as? String == "v1.17.1 (Build: 14-Aug-2026)")
         #expect(all("owner").first?["owner"] as? String == "Tether emulator")
         #expect(Set(all("discovered").compactMap { $0["name"] as? String }) == ["Ridge Repeater", "Weather Station"])
+        #expect(all("path").first?["outPath"] as? String == "0102" && all("favourite").first?["favourite"] as? Bool == true)
+        #expect(all("contact").last?["name"] as? String == "Bob" && all("contact").last?["path"] as? String == "2 hop(s)")
         // A command's reply is not also shown (or stored) as a chat message.
         #expect(!all("message").contains { ($0["text"] as? String)?.hasPrefix("v1.17.1") == true })
         #expect(all("message").contains { $0["direction"] as? String == "incoming" && $0["text"] as? String == "echo: hello from tether" },
@@ -234,6 +236,9 @@ import TetherCore
         cmd "Ridge Repeater" ver
         owner "Ridge Repeater"
         discover all
+        set-path Bob 01,02
+        favourite Bob on
+        contacts Bob
         bogus
         send Echo hello from tether
         wait 3

@@ -108,6 +108,9 @@ import Testing
         // The layout reference's fixture: channel 1, flood, type 0xFFFF, three bytes.
         (.sendChannelData(MeshChannelData(channelIndex: 1, dataType: 0xFFFF, payload: S.hex("A1 B2 C3"))), "3E 01 FF FF FF A1 B2 C3"),
         (.sendChannelData(MeshChannelData(channelIndex: 2, dataType: 0x0102, payload: S.hex("09"), path: S.hex("0A 0B"))), "3E 02 02 0A 0B 02 01 09"),
+        (.sendRawData(path: S.hex("0A 0B"), payload: S.hex("01 02 03 04")), "19 02 0A 0B 01 02 03 04"),
+        (.sendRawPacket(priority: 1, packet: S.hex("11 00 AA")), "41 01 11 00 AA"),
+        (.runCLICommand("ver"), "42 76 65 72"),
     ]
 
     @Test func everyCommandEncodesToItsExactBytes() throws {

@@ -289,6 +289,7 @@ enum ProtocolFrameSamples {
             "DEFAULT_FLOOD_SCOPE", "1C 65 75 72 6F 70 65 " + S.zeros(25) + " E8 15 67 C8 24 FA 51 C4 65 42 C6 2B 81 3D A6 8E",
             .defaultFloodScope(MeshFloodScope(region: "europe")), decodablePrefixes: [1]),
         .init("DEFAULT_FLOOD_SCOPE none", "1C", .defaultFloodScope(nil)),
+        .init("CLI_REPLY", "1D 4F 4B", .cliReply("OK"), decodablePrefixes: [1, 2]),
         .init(
             "CHANNEL_DATA_RECV", "1B 18 00 00 01 02 FF FF 03 A1 B2 C3",
             .channelData({

@@ -141,6 +141,17 @@ public enum MeshCoreCommand: Sendable, Hashable {
     /// `SEND_CHANNEL_DATA`: `3E idx path_len [path] type(2) data`: a binary datagram on a
     /// channel, flooded or along a path. Answered with `OK`.
     case sendChannelData(MeshChannelData)
+    /// `SEND_RAW_DATA`: `19 path_len path payload`: a raw custom packet sent along a path
+    /// (`path_len` is the path's byte count, below 0x80: the firmware sends raw data direct
+    /// only); the payload is at least 4 bytes. Answered with `OK`; the node at the end of the
+    /// route pushes `RAW_DATA`.
+    case sendRawData(path: Data, payload: Data)
+    /// `SEND_RAW_PACKET`: `41 priority packet`: a whole mesh packet (header, path, payload)
+    /// for the radio to transmit. Answered with `OK`, `ERR 6` for a packet that does not parse.
+    case sendRawPacket(priority: UInt8, packet: Data)
+    /// `RUN_CLI_COMMAND` (protocol 14): `42` + a command line for the radio itself. Answered
+    /// with `CLI_REPLY`; older firmware answers `ERR 1`.
+    case runCLICommand(String)
     /// Any other command: the code byte and the bytes after it, raw.
     case other(code: UInt8, payload: Data)
 
@@ -258,6 +269,9 @@ public enum MeshCoreCommand: Sendable, Hashable {
         case .sendTracePath: MeshCoreCommandCode.sendTracePath.rawValue
         case .sendControlData: MeshCoreCommandCode.sendControlData.rawValue
         case .sendChannelData: MeshCoreCommandCode.sendChannelData.rawValue
+        case .sendRawData: MeshCoreCommandCode.sendRawData.rawValue
+        case .sendRawPacket: MeshCoreCommandCode.sendRawPacket.rawValue
+        case .runCLICommand: MeshCoreCommandCode.runCLICommand.rawValue
         case .other(let code, _): code
         }
     }
@@ -427,6 +441,19 @@ public enum MeshCoreCommand: Sendable, Hashable {
             writer.bytes(payload)
         case .sendChannelData(let datagram):
             try datagram.encodeCommand(into: &writer)
+        case .sendRawData(let path, let payload):
+            guard path.count <= MeshPathEncoding.maximumPathBytes else { throw .invalidArgument("a path is at most 64 bytes") }
+            guard payload.count >= 4 else { throw .invalidArgument("raw data is at least 4 bytes, got \(payload.count)") }
+            writer.u8(UInt8(path.count))
+            writer.bytes(path)
+            writer.bytes(payload)
+        case .sendRawPacket(let priority, let packet):
+            guard packet.count >= 2 else { throw .invalidArgument("a mesh packet has at least a header and a path length") }
+            writer.u8(priority)
+            writer.bytes(packet)
+        case .runCLICommand(let line):
+            guard line.utf8.count >= 2 else { throw .invalidArgument("a command line is at least 2 bytes") }
+            writer.string(line)
         case .other(_, let payload):
             writer.bytes(payload)
         case .getDeviceTime, .syncNextMessage, .getBatteryAndStorage, .getTuningParams, .exportPrivateKey, .signStart,
@@ -679,8 +706,21 @@ public enum MeshCoreCommand: Sendable, Hashable {
             self = .sendControlData(payload)
         case .sendChannelData:
             self = .sendChannelData(try MeshChannelData.decodeCommand(from: &reader))
-        default:
-            self = .other(code: code, payload: reader.rest())
+        case .sendRawData:
+            // The firmware's guards: a frame of 6 bytes or more, a path length below 0x80 (no
+            // flooding), and 4 payload bytes after the path.
+            guard frame.count >= 6 else { throw .truncated(code: code, needed: 6, got: frame.count) }
+            let length = try reader.u8()
+            guard length < 0x80 else { throw .malformed(code: code, reason: "raw data cannot flood") }
+            let path = try reader.bytes(Int(length))
+            try reader.require(4)
+            self = .sendRawData(path: path, payload: reader.rest())
+        case .sendRawPacket:
+            try reader.require(3)
+            self = .sendRawPacket(priority: try reader.u8(), packet: reader.rest())
+        case .runCLICommand:
+            try reader.require(2)
+            self = .runCLICommand(reader.restString())
         }
     }
 }

@@ -94,6 +94,8 @@ public enum MeshCoreFrame: Sendable, Hashable {
     case rxLog(snr: Double, rssi: Int8, packet: Data)
     /// `CONTROL_DATA` push: a zero-hop control packet (node discovery answers).
     case controlData(snr: Double, rssi: Int8, pathLength: UInt8, payload: Data)
+    /// `CLI_REPLY` (protocol 14): the radio's answer to `RUN_CLI_COMMAND`.
+    case cliReply(String)
     /// `CHANNEL_DATA_RECV`: a binary datagram received on a channel (a message of the queue).
     case channelData(MeshChannelData)
     /// Any code without a dedicated case, with the bytes after the code byte.
@@ -196,7 +198,7 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .channelDataReceived:
             return .channelData(try MeshChannelData.decodeReceived(from: &reader))
         case .cliReply:
-            return .other(code: response.rawValue, payload: reader.rest())
+            return .cliReply(reader.restString())
         }
     }
 
@@ -298,6 +300,7 @@ public enum MeshCoreFrame: Sendable, Hashable {
         case .rxLog: MeshCorePushCode.logRxData.rawValue
         case .controlData: MeshCorePushCode.controlData.rawValue
         case .channelData: MeshCoreResponseCode.channelDataReceived.rawValue
+        case .cliReply: MeshCoreResponseCode.cliReply.rawValue
         case .other(let code, _): code
         }
     }
@@ -409,6 +412,8 @@ public enum MeshCoreFrame: Sendable, Hashable {
             writer.bytes(payload)
         case .channelData(let datagram):
             datagram.encodeReceived(into: &writer)
+        case .cliReply(let text):
+            writer.string(text)
         case .other(_, let payload):
             writer.bytes(payload)
         case .noMoreMessages, .disabled, .messageWaiting, .contactsFull:

@@ -63,6 +63,24 @@ extension MeshCoreSession {
         return try await request(.signFinish) { if case .signature(let value) = $0 { value } else { nil } }
     }
 
+    /// Runs a command line on the radio itself (protocol 14 and later; older firmware refuses
+    /// it with `unsupportedCommand`) and returns its reply.
+    public func runLocalCommand(_ line: String) async throws -> String {
+        try await request(.runCLICommand(line)) { if case .cliReply(let text) = $0 { text } else { nil } }
+    }
+
+    /// Sends a raw custom packet along `path` (hop hashes; raw data is never flooded); the node
+    /// at the route's end gets it as ``MeshCoreFrame/rawData(snr:rssi:payload:)``.
+    public func sendRawData(_ payload: Data, path: Data) async throws {
+        _ = try await execute(.sendRawData(path: path, payload: payload), expectingOK)
+    }
+
+    /// Hands the radio a whole mesh packet to transmit (header, path length, path, payload),
+    /// for tools that build packets themselves.
+    public func sendRawPacket(_ packet: Data, priority: UInt8 = 0) async throws {
+        _ = try await execute(.sendRawPacket(priority: priority, packet: packet), expectingOK)
+    }
+
     /// Whether `signature` is a node's Ed25519 signature of `data`.
     public nonisolated static func verify(signature: Data, of data: Data, publicKey: Data) -> Bool {
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: publicKey) else { return false }

@@ -274,6 +274,38 @@ extension MeshShell {
             case .channel(let name, _): ("channel", name)
             }
             emit(Imported(kind: kind, name: name), text: "Imported \(kind) \(terminalSafe(name))")
+        case "favourite":
+            try require(arguments, 2, entry.usage)
+            var contact = try await contact(arguments.dropLast().joined(separator: " "))
+            let on = try Self.onOff(arguments[arguments.count - 1])
+            contact.flags = on ? contact.flags | 0x01 : contact.flags & ~0x01
+            try await session.addOrUpdateContact(contact)
+            try await manager.refreshContacts()
+            struct Favourite: Encodable { let type = "favourite"; let contact: String; let favourite: Bool }
+            emit(Favourite(contact: contact.name, favourite: on), text: "\(terminalSafe(contact.name)) is \(on ? "a favourite" : "no longer a favourite")")
+        case "set-path":
+            try require(arguments, 2, entry.usage)
+            var contact = try await contact(arguments.dropLast().joined(separator: " "))
+            let route = arguments[arguments.count - 1]
+            if route.lowercased() == "flood" {
+                contact.outPath = nil
+            } else {
+                let hashes = try route.split(separator: ",").map { text -> Data in
+                    guard let bytes = Data(hexString: String(text)), (1...3).contains(bytes.count) else {
+                        throw CLIError("a route is repeater hashes in hex, 1 to 3 bytes each, separated by commas")
+                    }
+                    return bytes
+                }
+                guard let size = hashes.first?.count, hashes.allSatisfy({ $0.count == size }), hashes.count * size <= 64 else {
+                    throw CLIError("every hash of a route has the same length, 64 bytes in all at most")
+                }
+                contact.outPath = hashes.reduce(Data(), +)
+                contact.outPathHashSize = size
+            }
+            try await session.addOrUpdateContact(contact)
+            try await manager.refreshContacts()
+            let report = MeshPathReport(contact: contact, advert: nil)
+            emit(report, text: report.text)
         case "remove":
             let contact = try await contactArgument(arguments, entry.usage)
             try await session.removeContact(publicKey: contact.publicKey)

@@ -49,6 +49,8 @@ enum MeshShellCatalog {
         Entry(name: "card", usage: "card", summary: "The radio's own contact card (meshcore://…).", argument: .none),
         Entry(name: "export", usage: "export NAME", summary: "A contact's card (meshcore://…), as the radio last heard it.", argument: .contact),
         Entry(name: "import", usage: "import LINK", summary: "Add what a meshcore:// link shares: a card, a contact or a channel.", argument: .none),
+        Entry(name: "favourite", usage: "favourite NAME on|off", summary: "Mark a contact as a favourite (never overwritten when the table is full), or not.", argument: .contact),
+        Entry(name: "set-path", usage: "set-path NAME HASH,HASH…|flood", summary: "Set the route to a contact (repeater hashes in hex, 1–3 bytes each), or make it flood.", argument: .contact),
         Entry(name: "remove", usage: "remove NAME", summary: "Remove a contact from the radio.", argument: .contact),
         Entry(name: "sign", usage: "sign TEXT", summary: "Sign TEXT with the radio's key (Ed25519, hex).", argument: .none),
         Entry(name: "private-key", usage: "private-key", summary: "Export the radio's private key (whoever has it is this node).", argument: .none),

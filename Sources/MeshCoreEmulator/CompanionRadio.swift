@@ -598,14 +598,15 @@ public final class CompanionRadio {
     }
 
     /// Whether `packet` parses as a mesh packet: version 0, a valid path length, the path
-    /// present, at most 184 payload bytes.
+    /// present, 1 to 184 payload bytes.
     static func isMeshPacket(_ packet: Data) -> Bool {
         guard let header = packet.first, header >> 6 == 0 else { return false }
         var index = packet.startIndex + 1
         if header & 0x03 == 0 || header & 0x03 == 3 { index += 4 }
         guard index < packet.endIndex, let (hops, size) = try? MeshPathEncoding.decode(packet[index], code: 0x41) else { return false }
         index += 1 + hops * size
-        return index <= packet.endIndex && packet.endIndex - index <= 184
+        // At least one payload byte, at most 184.
+        return index < packet.endIndex && packet.endIndex - index <= 184
     }
 
     /// The radio's own CLI (protocol 14): a few of the firmware's commands.

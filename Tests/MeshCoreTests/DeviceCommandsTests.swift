@@ -274,6 +274,8 @@ import TetherSimulator
         #expect(await world.mesh.sim { far.receive(S.hex("19 00 01 02 03")); return far.drainOutputs() } == [Data([0x01, 0x01])])
         #expect(await world.mesh.sim { far.receive(S.hex("41 00 11 00 AA")); return far.drainOutputs() } == [Data([0x00])])
         #expect(await world.mesh.sim { far.receive(S.hex("41 00 51 00 AA")); return far.drainOutputs() } == [Data([0x01, 0x06])])
+        // A packet without a payload does not parse either.
+        #expect(await world.mesh.sim { far.receive(S.hex("41 00 11 00")); return far.drainOutputs() } == [Data([0x01, 0x06])])
         #expect(await world.mesh.sim { far.receive(S.hex("41 00 11 C1 AA")); return far.drainOutputs() } == [Data([0x01, 0x06])])
         // RUN_CLI_COMMAND exists from protocol 14: v13 refuses it, v14 answers.
         await #expect { try await world.run { try await session.runLocalCommand("ver") } } throws: {

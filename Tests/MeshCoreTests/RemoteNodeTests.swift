@@ -72,20 +72,22 @@ import TetherSimulator
 
     @Test func minMaxAverageUsesTheSensorFirmwaresWidths() throws {
         // Clock, then humidity (2 bytes ×10: 40.0, 50.0, 45.5), temperature (−5.5, 24.5, 21.0),
-        // and an accelerometer (3 × 2 bytes, ×1), then padding.
-        let body = S.hex("80 00 92 65 02 68 01 90 01 F4 01 C7 02 67 FF C9 00 F5 00 D2 03 71 00 01 FF FF 00 00 00 02 00 00 00 00 00 03 00 00 00 00 00 00")
+        // and an accelerometer (6 bytes, one signed 32-bit number in the last 4: −1, 2, 3), then padding.
+        let body = S.hex("80 00 92 65 02 68 01 90 01 F4 01 C7 02 67 FF C9 00 F5 00 D2 03 71 00 00 FF FF FF FF 00 00 00 00 00 02 00 00 00 00 00 03 00 00")
         let figures = try MeshMinMaxAverage(decoding: body)
         #expect(figures.clock == 1_704_067_200)
         #expect(figures.records == [
             .init(channel: 2, type: .humidity, minimum: .number(40), maximum: .number(50), average: .number(45.5)),
             .init(channel: 2, type: .temperature, minimum: .number(-5.5), maximum: .number(24.5), average: .number(21)),
-            .init(channel: 3, type: .accelerometer, minimum: .vector(x: 1, y: -1, z: 0), maximum: .vector(x: 2, y: 0, z: 0), average: .vector(x: 3, y: 0, z: 0)),
+            .init(channel: 3, type: .accelerometer, minimum: .number(-1), maximum: .number(2), average: .number(3)),
         ])
         #expect(figures.unparsed == Data(count: 2))
         #expect(figures.encoded == body)
         #expect(throws: MeshCoreDecodeError.self) { try MeshMinMaxAverage(decoding: S.hex("80 00")) }
-        // A record cut short is left unread, not misread.
+        // A record cut short is left unread, not misread; so is a wide value whose leading bytes are set.
         #expect(try MeshMinMaxAverage(decoding: S.hex("80 00 92 65 02 68 01 90")).records.isEmpty)
+        let odd = try MeshMinMaxAverage(decoding: S.hex("80 00 92 65 03 71 01 00 00 00 00 01 00 00 00 00 00 02 00 00 00 00 00 03"))
+        #expect(odd.records.isEmpty && odd.unparsed.count == 20)
     }
 
     @Test func bodiesOfBinaryAnswersDecode() throws {

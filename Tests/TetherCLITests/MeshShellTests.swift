@@ -67,6 +67,11 @@ import Testing
         #expect(try await reader.nextLine() == .some("ok"))
         #expect(try await reader.nextLine() == .some("tail"))
         #expect(try await reader.nextLine() == nil)
+        // A carriage return is not part of the line, at the limit or at the end of input.
+        try Data((String(repeating: "a", count: 64) + "\r\nfavourite Bob on\r").utf8).write(to: url)
+        var crlf = LineReader(handle: try FileHandle(forReadingFrom: url), limit: 64)
+        #expect(try await crlf.nextLine() == .some(String(repeating: "a", count: 64)))
+        #expect(try await crlf.nextLine() == .some("favourite Bob on"))
         // Input that ends inside an overlong line reports it once.
         try Data(count: 10_000).write(to: url)
         var cut = LineReader(handle: try FileHandle(forReadingFrom: url), limit: 64)

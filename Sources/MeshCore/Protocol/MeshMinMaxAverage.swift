@@ -4,9 +4,11 @@ import Foundation
 /// ``MeshBinaryRequest/minMaxAverage(fromSecondsAgo:toSecondsAgo:)``).
 ///
 /// Layout: the sensor's clock (`UInt32`), then records of channel, LPP type and three
-/// big-endian values. The sensor firmware writes them with its own widths and scales, not
-/// Cayenne LPP's: humidity takes 2 bytes × 10, accelerometer and gyrometer ×1 (Cayenne: 1 byte
-/// × 2, ×1000 and ×100), so this decoder does not share ``MeshTelemetry``'s table.
+/// big-endian values. The sensor firmware writes each value as one number with its own widths
+/// and scales, not Cayenne LPP's: humidity takes 2 bytes × 10, accelerometer and gyrometer ×1
+/// (Cayenne: 1 byte × 2, ×1000 and ×100), and the wide types (accelerometer and gyrometer 6
+/// bytes, GPS 9) hold a single 32-bit number in their last 4 bytes. So this decoder does not
+/// share ``MeshTelemetry``'s table, and every value is a ``MeshTelemetry/Value/number(_:)``.
 public struct MeshMinMaxAverage: Sendable, Hashable {
     /// The sensor's clock when it answered (seconds since 1970).
     public var clock: UInt32
@@ -55,14 +57,16 @@ public struct MeshMinMaxAverage: Sendable, Hashable {
         while reader.remaining >= 2 {
             let start = reader.offset
             let channel = try reader.u8()
-            guard channel != 0, let type = MeshLPPType(rawValue: try reader.u8()), reader.remaining >= 3 * Self.width(type) else {
+            guard channel != 0, let type = MeshLPPType(rawValue: try reader.u8()), reader.remaining >= 3 * Self.width(type),
+                let minimum = Self.value(type, try reader.bytes(Self.width(type))),
+                let maximum = Self.value(type, try reader.bytes(Self.width(type))),
+                let average = Self.value(type, try reader.bytes(Self.width(type)))
+            else {
+                // An unknown type, a record cut short, or a wide value with bytes the firmware
+                // leaves zero: left unread.
                 reader = ByteReader(body, code: reader.code, offset: start)
                 break
             }
-            let width = Self.width(type)
-            let minimum = Self.value(type, try reader.bytes(width))
-            let maximum = Self.value(type, try reader.bytes(width))
-            let average = Self.value(type, try reader.bytes(width))
             records.append(Record(channel: channel, type: type, minimum: minimum, maximum: maximum, average: average))
         }
         self.init(clock: clock, records: records, unparsed: reader.rest())
@@ -110,50 +114,32 @@ public struct MeshMinMaxAverage: Sendable, Hashable {
         }
     }
 
-    static func value(_ type: MeshLPPType, _ bytes: Data) -> MeshTelemetry.Value {
+    /// One value: a big-endian number of the type's width (at most its last 4 bytes used),
+    /// signed where the type is, divided by its multiplier; nil when a wide value's leading
+    /// bytes are not zero.
+    static func value(_ type: MeshLPPType, _ bytes: Data) -> MeshTelemetry.Value? {
         let raw = Array(bytes)
-        func integer(_ slice: ArraySlice<UInt8>, signed: Bool) -> Double {
-            var value: Int64 = 0
-            for byte in slice { value = value << 8 | Int64(byte) }
-            let bits = Int64(slice.count * 8)
-            if signed, bits > 0, value & (1 << (bits - 1)) != 0 { value -= 1 << bits }
-            return Double(value)
-        }
-        switch type {
-        case .accelerometer, .gyrometer:
-            let axes = (0..<3).map { integer(raw[$0 * 2..<$0 * 2 + 2], signed: true) }
-            return .vector(x: axes[0], y: axes[1], z: axes[2])
-        case .gps:
-            let parts = (0..<3).map { integer(raw[$0 * 3..<$0 * 3 + 3], signed: true) }
-            return .location(latitude: parts[0] / 10_000, longitude: parts[1] / 10_000, altitude: parts[2] / 100)
-        case .colour:
-            return .colour(red: raw[0], green: raw[1], blue: raw[2])
-        default:
-            return .number(integer(raw[...], signed: isSigned(type)) / multiplier(type))
-        }
+        let significant = raw.suffix(4)
+        guard raw.dropLast(significant.count).allSatisfy({ $0 == 0 }) else { return nil }
+        var value: Int64 = 0
+        for byte in significant { value = value << 8 | Int64(byte) }
+        let bits = Int64(significant.count * 8)
+        if isSigned(type), bits > 0, value & (1 << (bits - 1)) != 0 { value -= 1 << bits }
+        return .number(Double(value) / multiplier(type))
     }
 
+    /// The bytes of one value (a value that is not a number writes zeros).
     static func bytes(_ type: MeshLPPType, _ value: MeshTelemetry.Value) -> Data {
-        func encode(_ number: Double, width: Int, signed: Bool) -> Data {
-            let bits = Int64(width * 8)
-            let lower: Int64 = signed ? -(1 << (bits - 1)) : 0
-            let upper: Int64 = signed ? (1 << (bits - 1)) - 1 : (bits >= 63 ? Int64.max : (1 << bits) - 1)
-            let clamped = number.isNaN ? 0 : min(max(number.rounded(), Double(lower)), Double(upper))
-            let integer = UInt64(bitPattern: Int64(clamped))
-            return Data((0..<width).reversed().map { UInt8(truncatingIfNeeded: integer >> (8 * UInt64($0))) })
-        }
-        switch (type, value) {
-        case (.accelerometer, .vector(let x, let y, let z)), (.gyrometer, .vector(let x, let y, let z)):
-            return [x, y, z].reduce(into: Data()) { $0.append(encode($1, width: 2, signed: true)) }
-        case (.gps, .location(let latitude, let longitude, let altitude)):
-            return encode(latitude * 10_000, width: 3, signed: true) + encode(longitude * 10_000, width: 3, signed: true)
-                + encode(altitude * 100, width: 3, signed: true)
-        case (.colour, .colour(let red, let green, let blue)):
-            return Data([red, green, blue])
-        case (_, .number(let number)):
-            return encode(number * multiplier(type), width: width(type), signed: isSigned(type))
-        default:
-            return Data(count: width(type))
-        }
+        let width = width(type)
+        let significant = min(width, 4)
+        guard case .number(let number) = value else { return Data(count: width) }
+        let bits = Int64(significant * 8)
+        let signed = isSigned(type)
+        let lower: Int64 = signed ? -(1 << (bits - 1)) : 0
+        let upper: Int64 = signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1
+        let scaled = (number * multiplier(type)).rounded()
+        let clamped = scaled.isNaN ? 0 : min(max(scaled, Double(lower)), Double(upper))
+        let integer = UInt64(bitPattern: Int64(clamped))
+        return Data(count: width - significant) + Data((0..<significant).reversed().map { UInt8(truncatingIfNeeded: integer >> (8 * UInt64($0))) })
     }
 }

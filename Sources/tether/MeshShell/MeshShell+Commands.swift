@@ -177,14 +177,19 @@ extension MeshShell {
             emit(report, text: report.text)
         case "mma":
             try require(arguments, 1, entry.usage)
-            var words = arguments
             var hours = 1.0
-            if words.count > 1, let last = words.last, let value = Double(last) {
+            let contact: MeshContact
+            // The whole line names the sensor if it can ("Sensor 2"); else its last word is the hours.
+            if let whole = await manager.contact(named: arguments.joined(separator: " ")) {
+                contact = whole
+            } else {
+                guard arguments.count > 1, let value = Double(arguments[arguments.count - 1]) else {
+                    throw CLIError("no contact named \(terminalSafe(arguments.joined(separator: " ")))")
+                }
                 guard value.isFinite, value > 0, value <= 24 * 366 else { throw CLIError("hours are more than 0 and at most a year") }
                 hours = value
-                words.removeLast()
+                contact = try await self.contact(arguments.dropLast().joined(separator: " "))
             }
-            let contact = try await contact(words.joined(separator: " "))
             let figures = try await session.minMaxAverage(of: contact.publicKey, fromSecondsAgo: UInt32(hours * 3600))
             struct Record: Encodable { let channel: Int; let kind: String; let minimum: [Double]; let maximum: [Double]; let average: [Double] }
             struct Figures: Encodable { let type = "minMaxAverage"; let node: String; let records: [Record] }
@@ -296,8 +301,8 @@ extension MeshShell {
                     }
                     return bytes
                 }
-                guard let size = hashes.first?.count, hashes.allSatisfy({ $0.count == size }), hashes.count * size <= 64 else {
-                    throw CLIError("every hash of a route has the same length, 64 bytes in all at most")
+                guard let size = hashes.first?.count, hashes.allSatisfy({ $0.count == size }), hashes.count * size <= 64, hashes.count <= 63 else {
+                    throw CLIError("every hash of a route has the same length; at most 63 hops and 64 bytes")
                 }
                 contact.outPath = hashes.reduce(Data(), +)
                 contact.outPathHashSize = size

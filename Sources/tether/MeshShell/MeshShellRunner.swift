@@ -79,22 +79,31 @@ enum MeshShellRunner {
         defer { terminal.restore() }
         let editor = MeshLineEditor(terminal: terminal, console: console, history: loadHistory(historyPath))
         console.print("Type help for the commands, to NAME to chat, quit to leave; Ctrl-C stops a command.")
-        while !shell.finished {
-            let contacts = await shell.manager.contacts.map { terminalSafe($0.name) }
-            guard let line = await editor.readLine(prompt: shell.prompt, complete: { completions(for: $0, contacts: contacts) }) else { break }
-            // While a command runs the terminal is back in its normal mode, and Ctrl-C stops
-            // the command rather than the program.
-            terminal.restore()
-            await interruptible { await shell.run(line: line) }
-            terminal.makeRaw()
+        // For the whole prompt, Ctrl-C cancels the command running (if any) instead of ending
+        // the program: while a line is edited the terminal is raw and Ctrl-C is a key.
+        let running = RunningCommand()
+        await ExitCleanup.shared.whileInterruptible({ running.cancel() }) {
+            while !shell.finished {
+                let contacts = await shell.manager.contacts.map { terminalSafe($0.name) }
+                guard let line = await editor.readLine(prompt: shell.prompt, complete: { completions(for: $0, contacts: contacts) }) else { break }
+                // While a command runs the terminal is in its normal mode (Ctrl-C signals).
+                terminal.restore()
+                let task = Task { await shell.run(line: line) }
+                running.set(task)
+                await task.value
+                running.set(nil)
+                terminal.makeRaw()
+            }
         }
         saveHistory(editor.history, to: historyPath)
     }
 
-    /// Runs `body` as a task that Ctrl-C (SIGINT) cancels, instead of ending the program.
-    private static func interruptible(_ body: @escaping @Sendable () async -> Void) async {
-        let task = Task { await body() }
-        await ExitCleanup.shared.whileInterruptible({ task.cancel() }) { await task.value }
+    /// The command the prompt is running, for Ctrl-C to cancel.
+    final class RunningCommand: @unchecked Sendable {
+        private let lock = NSLock()
+        private var task: Task<Void, Never>?
+        func set(_ task: Task<Void, Never>?) { lock.withLock { self.task = task } }
+        func cancel() { lock.withLock { task }?.cancel() }
     }
 
     /// The most history read back, in bytes.
@@ -208,10 +217,11 @@ struct LineReader {
         var skipping = false
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = buffer[buffer.startIndex..<newline]
+                var line = buffer[buffer.startIndex..<newline]
                 buffer = Data(buffer[(newline + 1)...])
+                if line.last == 0x0D { line = line.dropLast() }
                 if skipping || line.count > limit { return .some(nil) }
-                return .some(String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self))
+                return .some(String(decoding: line, as: UTF8.self))
             }
             if buffer.count > limit {
                 skipping = true
@@ -219,9 +229,10 @@ struct LineReader {
             }
             if ended {
                 guard !buffer.isEmpty || skipping else { return nil }
-                let line = buffer
+                var line = buffer
                 buffer.removeAll()
                 if skipping { return .some(nil) }
+                if line.last == 0x0D { line = line.dropLast() }
                 return .some(String(decoding: line, as: UTF8.self))
             }
             guard let chunk = try handle.read(upToCount: 4_096), !chunk.isEmpty else {

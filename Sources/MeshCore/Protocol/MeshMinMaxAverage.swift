@@ -121,11 +121,7 @@ public struct MeshMinMaxAverage: Sendable, Hashable {
         let raw = Array(bytes)
         let significant = raw.suffix(4)
         guard raw.dropLast(significant.count).allSatisfy({ $0 == 0 }) else { return nil }
-        var value: Int64 = 0
-        for byte in significant { value = value << 8 | Int64(byte) }
-        let bits = Int64(significant.count * 8)
-        if isSigned(type), bits > 0, value & (1 << (bits - 1)) != 0 { value -= 1 << bits }
-        return .number(Double(value) / multiplier(type))
+        return .number(Double(BigEndianInteger.read(significant, signed: isSigned(type))) / multiplier(type))
     }
 
     /// The bytes of one value (a value that is not a number writes zeros).
@@ -133,13 +129,6 @@ public struct MeshMinMaxAverage: Sendable, Hashable {
         let width = width(type)
         let significant = min(width, 4)
         guard case .number(let number) = value else { return Data(count: width) }
-        let bits = Int64(significant * 8)
-        let signed = isSigned(type)
-        let lower: Int64 = signed ? -(1 << (bits - 1)) : 0
-        let upper: Int64 = signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1
-        let scaled = (number * multiplier(type)).rounded()
-        let clamped = scaled.isNaN ? 0 : min(max(scaled, Double(lower)), Double(upper))
-        let integer = UInt64(bitPattern: Int64(clamped))
-        return Data(count: width - significant) + Data((0..<significant).reversed().map { UInt8(truncatingIfNeeded: integer >> (8 * UInt64($0))) })
+        return Data(count: width - significant) + BigEndianInteger.write(number * multiplier(type), width: significant, signed: isSigned(type))
     }
 }

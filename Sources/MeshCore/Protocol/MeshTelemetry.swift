@@ -129,51 +129,33 @@ public enum MeshLPPType: UInt8, Sendable, Hashable, CaseIterable {
         let raw = Array(bytes)
         switch self {
         case .accelerometer, .gyrometer:
-            let axes = (0..<3).map { Double(Self.integer(raw[$0 * 2..<$0 * 2 + 2], signed: true)) / divisor }
+            let axes = (0..<3).map { Double(BigEndianInteger.read(raw[$0 * 2..<$0 * 2 + 2], signed: true)) / divisor }
             return .vector(x: axes[0], y: axes[1], z: axes[2])
         case .gps:
-            let parts = (0..<3).map { Double(Self.integer(raw[$0 * 3..<$0 * 3 + 3], signed: true)) }
+            let parts = (0..<3).map { Double(BigEndianInteger.read(raw[$0 * 3..<$0 * 3 + 3], signed: true)) }
             return .location(latitude: parts[0] / 10_000, longitude: parts[1] / 10_000, altitude: parts[2] / 100)
         case .colour:
             return .colour(red: raw[0], green: raw[1], blue: raw[2])
         default:
-            return .number(Double(Self.integer(raw[...], signed: isSigned)) / divisor)
+            return .number(Double(BigEndianInteger.read(raw[...], signed: isSigned)) / divisor)
         }
     }
 
     func bytes(of value: MeshTelemetry.Value) -> Data {
         switch (self, value) {
         case (.accelerometer, .vector(let x, let y, let z)), (.gyrometer, .vector(let x, let y, let z)):
-            return [x, y, z].reduce(into: Data()) { $0.append(Self.bytes(($1 * divisor).rounded(), width: 2, signed: true)) }
+            return [x, y, z].reduce(into: Data()) { $0.append(BigEndianInteger.write($1 * divisor, width: 2, signed: true)) }
         case (.gps, .location(let latitude, let longitude, let altitude)):
-            return Self.bytes((latitude * 10_000).rounded(), width: 3, signed: true)
-                + Self.bytes((longitude * 10_000).rounded(), width: 3, signed: true)
-                + Self.bytes((altitude * 100).rounded(), width: 3, signed: true)
+            return BigEndianInteger.write(latitude * 10_000, width: 3, signed: true)
+                + BigEndianInteger.write(longitude * 10_000, width: 3, signed: true)
+                + BigEndianInteger.write(altitude * 100, width: 3, signed: true)
         case (.colour, .colour(let red, let green, let blue)):
             return Data([red, green, blue])
         case (_, .number(let number)):
-            return Self.bytes((number * divisor).rounded(), width: size, signed: isSigned)
+            return BigEndianInteger.write(number * divisor, width: size, signed: isSigned)
         default:
             // A value of another shape than the type holds: zeros of the type's width.
             return Data(count: size)
         }
-    }
-
-    /// A big-endian integer of 1 to 4 bytes.
-    private static func integer(_ bytes: ArraySlice<UInt8>, signed: Bool) -> Int64 {
-        var value: Int64 = 0
-        for byte in bytes { value = value << 8 | Int64(byte) }
-        let bits = Int64(bytes.count * 8)
-        if signed, bits > 0, value & (1 << (bits - 1)) != 0 { value -= 1 << bits }
-        return value
-    }
-
-    private static func bytes(_ value: Double, width: Int, signed: Bool) -> Data {
-        let bits = Int64(width * 8)
-        let lower: Int64 = signed ? -(1 << (bits - 1)) : 0
-        let upper: Int64 = signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1
-        let clamped = value.isNaN ? 0 : min(max(value, Double(lower)), Double(upper))
-        let integer = UInt64(bitPattern: Int64(clamped))
-        return Data((0..<width).reversed().map { UInt8(truncatingIfNeeded: integer >> (8 * UInt64($0))) })
     }
 }

@@ -89,16 +89,20 @@ enum MeshStartupBench {
     }
 
     /// Seconds for the Python client's steps through a `MeshCoreSession`: connect, APP_START,
-    /// DEVICE_QUERY, the clock, contacts, every channel, the message drain.
+    /// DEVICE_QUERY, the clock and contacts (pipelined), every channel (pipelined), the
+    /// message drain.
     private static func tetherSessionSteps(port: Int, contacts: Int) async throws -> Double {
         let session = MeshCoreSession(
             transport: StreamTransport.tcp(host: "127.0.0.1", port: port), configuration: .init(appName: "bench", autoFetchMessages: false))
         let start = ContinuousClock.now
         try await session.start()
-        let device = try await session.deviceQuery()
-        _ = try await session.deviceTime()
-        let listing = try await session.contacts()
-        for index in 0..<device.maxChannels { _ = try await session.channel(index) }
+        // Pipelined as the connection manager does: the reads that do not depend on each other
+        // go back to back.
+        let (queried, clock, listed) = try await session.perform(.deviceQuery(), .deviceTime, .contacts())
+        let device = try queried.get()
+        _ = try clock.get()
+        let listing = try listed.get()
+        for result in try await session.perform((0..<device.maxChannels).map { MeshCoreRequest.channel($0) }) { _ = try result.get() }
         _ = try await session.syncMessages()
         let elapsed = (ContinuousClock.now - start).seconds
         await session.stop()

@@ -12,9 +12,10 @@ struct ManagerWorld {
     let store: MeshStore
     let events: Collector<ConnectionManager.Event>
 
-    init(radioClockAhead: Bool = false, reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard,
+    init(radioClockAhead: Bool = false, window: Int? = nil, reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard,
+         answerWhen: (@Sendable ([MeshCoreCommand]) -> Bool)? = nil,
          configuration: ConnectionManager.Configuration = ConnectionManager.Configuration()) async throws {
-        base = await SessionWorld(reply: reply)
+        base = await SessionWorld(window: window, reply: reply, answerWhen: answerWhen)
         store = try MeshStore.inMemory()
         manager = ConnectionManager(session: base.session, store: store, configuration: configuration, clock: base.clock, wallClock: { SessionWorld.now })
         events = Collector(await manager.events())
@@ -83,10 +84,11 @@ struct SessionManagerTests {
         (.contacts, 0x04, true), (.channels, 0x1F, true), (.messages, 0x0A, true),
     ]
 
-    @Test("each startup step failing (ERR or silence) ends disconnected with the step named, never stuck connecting",
-          arguments: failingSteps)
-    func stepFailure(step: ConnectionManager.StartupStep, code: UInt8, silent: Bool) async throws {
-        let world = try await ManagerWorld(reply: { command in
+    @Test("each startup step failing (ERR or silence) ends disconnected with the step named, never stuck connecting, one command or eight in flight",
+          arguments: failingSteps, [nil, 8] as [Int?])
+    func stepFailure(step: (ConnectionManager.StartupStep, UInt8, Bool), window: Int?) async throws {
+        let (step, code, silent) = step
+        let world = try await ManagerWorld(window: window, reply: { command in
             guard command.code == code else { return FakeRadio.standard(command) }
             return silent ? [] : [Data([0x01, 0x04])]
         })

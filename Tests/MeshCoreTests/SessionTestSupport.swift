@@ -12,10 +12,18 @@ actor FakeRadio {
     private(set) var commands: [MeshCoreCommand] = []
     private var reply: @Sendable (MeshCoreCommand) -> [Data]
     private var task: Task<Void, Never>?
+    /// When set, commands are answered (in order) only once the unanswered ones satisfy it:
+    /// a radio that proves commands were sent without waiting for replies.
+    private let answerWhen: (@Sendable ([MeshCoreCommand]) -> Bool)?
+    private var unanswered: [MeshCoreCommand] = []
+    /// The most commands that were waiting for an answer at once.
+    private(set) var mostUnanswered = 0
 
-    init(mock: MockTransport = MockTransport(streamsEndOnDisconnect: false), reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard) async {
+    init(mock: MockTransport = MockTransport(streamsEndOnDisconnect: false), reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard,
+         answerWhen: (@Sendable ([MeshCoreCommand]) -> Bool)? = nil) async {
         self.mock = mock
         self.reply = reply
+        self.answerWhen = answerWhen
         let frames = await mock.sentFrames()
         task = Task { [weak self] in
             for await frame in frames { await self?.answer(frame) }
@@ -30,7 +38,14 @@ actor FakeRadio {
     private func answer(_ frame: Data) async {
         guard let command = try? MeshCoreCommand(decoding: frame) else { return }
         commands.append(command)
-        for out in reply(command) { await mock.simulateReceive(out) }
+        unanswered.append(command)
+        mostUnanswered = max(mostUnanswered, unanswered.count)
+        if let answerWhen, !answerWhen(unanswered) { return }
+        let due = unanswered
+        unanswered.removeAll()
+        for command in due {
+            for out in reply(command) { await mock.simulateReceive(out) }
+        }
     }
 
     // MARK: Standard answers
@@ -80,12 +95,13 @@ struct SessionWorld {
     /// 2026-01-01 00:00:30 UTC: 30 s ahead of the radio's clock.
     static let now = Date(timeIntervalSince1970: 1_767_225_630)
 
-    init(autoFetch: Bool = true, reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard) async {
+    init(autoFetch: Bool = true, window: Int? = nil, reply: @escaping @Sendable (MeshCoreCommand) -> [Data] = FakeRadio.standard,
+         answerWhen: (@Sendable ([MeshCoreCommand]) -> Bool)? = nil) async {
         SimulationLogging.bootstrapForTests()
-        radio = await FakeRadio(reply: reply)
+        radio = await FakeRadio(reply: reply, answerWhen: answerWhen)
         session = MeshCoreSession(
             transport: radio.mock,
-            configuration: .init(autoFetchMessages: autoFetch),
+            configuration: .init(autoFetchMessages: autoFetch, maximumCommandsInFlight: window),
             clock: time.clock,
             wallClock: { SessionWorld.now })
     }

@@ -114,4 +114,42 @@ struct RequestCorrelatorTests {
         await #expect(throws: RequestCorrelatorError.replyTooLong(messages: 6)) { try await correlator.reply(to: ticket, timeout: .seconds(1)) }
         #expect(!correlator.deliver(7), "the abandoned request takes nothing more")
     }
+
+    @Test func aCancelledWaitThatKeepsItsRequestArmedStillTakesItsReplyAndErrorInOrder() async throws {
+        struct Refused: Error {}
+        let time = TestTime(), clock = time.clock
+        let correlator = RequestCorrelator<Int>(clock: clock)
+        let first = correlator.arm { $0 == 1 ? .complete : .notMine }
+        let second = correlator.arm { $0 == 1 ? .complete : .notMine }
+        let third = correlator.arm { $0 == 1 ? .complete : .notMine }
+        let waiting = Task { try await correlator.reply(to: first, timeout: .seconds(5), keepingArmedOnCancel: true) }
+        await TestScheduler.shared.idle()
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        correlator.abandon(second, timeout: .seconds(5))
+        // The first's reply, then an error for the second: neither reaches the third.
+        #expect(correlator.deliver(1))
+        #expect(correlator.oldestWaiting == second)
+        correlator.fail(try #require(correlator.oldestWaiting), with: Refused())
+        #expect(correlator.oldestWaiting == third)
+        #expect(correlator.deliver(1))
+        #expect(try await correlator.reply(to: third, timeout: .seconds(1)).messages == [1])
+        #expect(correlator.armedCount == 0)
+    }
+
+    @Test func anAbandonedRequestWhoseReplyNeverComesIsForgottenAfterItsTimeout() async throws {
+        let time = TestTime(), clock = time.clock
+        let correlator = RequestCorrelator<Int>(clock: clock)
+        let silent = correlator.arm { $0 == 9 ? .complete : .notMine }
+        let answered = correlator.arm { _ in .complete }
+        #expect(correlator.deliver(1))
+        correlator.abandon(answered, timeout: .seconds(2))
+        #expect(correlator.armedCount == 1, "a reply already in is dropped at once")
+        correlator.abandon(silent, timeout: .seconds(2))
+        await time.advance(.milliseconds(1_900))
+        #expect(correlator.armedCount == 1)
+        await time.advance(.milliseconds(200))
+        #expect(correlator.armedCount == 0)
+        #expect(!correlator.deliver(2))
+    }
 }

@@ -7,7 +7,9 @@ import TetherCore
 ///
 /// Startup, after the session's APP_START: DEVICE_QUERY, the radio's time (set only when it
 /// drifted more than 60 s), contacts, channels, then every queued message; only then
-/// ``State/ready`` and automatic fetching on MSG_WAITING.
+/// ``State/ready`` and automatic fetching on MSG_WAITING. The reads are pipelined
+/// (``MeshCoreSession``'s `perform` batches, as many commands in flight as the
+/// transport allows): over TCP the startup takes four round trips, not one per command.
 ///
 /// - The session's events are subscribed before the first command, so no message is lost
 ///   while the startup runs (or after a reconnection).
@@ -284,16 +286,24 @@ public actor ConnectionManager {
             setState(.connected)
 
             step = .deviceQuery
-            deviceInfo = try await within(step) { [session] in try await session.deviceQuery() }
+            // The firmware details, the clock and the contacts in one exchange: one round trip
+            // where the transport allows several commands in flight. The listing goes last, as
+            // the firmware streams it over many turns of its loop. No step timeout here: the
+            // session's per-frame timeout bounds each reply, and a long listing over BLE (the
+            // firmware spaces notifications 60 ms apart: 21 s for 350 contacts) may take longer
+            // than a step while never pausing.
+            let (device, radioTime, listed) = try await session.perform(
+                .deviceQuery(protocolVersion: session.configuration.protocolVersion), .deviceTime, .contacts())
             try checkCurrent(mine)
+            deviceInfo = try device.get()
 
             step = .timeSync
-            try await within(step) { [self] in try await self.syncTime() }
+            let radioClock = try radioTime.get()
+            try await within(step) { [self] in try await self.syncTime(radio: radioClock) }
             try checkCurrent(mine)
 
             step = .contacts
-            let listing = try await within(step) { [session] in try await session.contacts() }
-            try checkCurrent(mine)
+            let listing = try listed.get()
             try await store.replaceContacts(listing.contacts)
             contacts = listing.contacts
             omittedContactCount = listing.omittedCount
@@ -344,8 +354,7 @@ public actor ConnectionManager {
         guard mine == generation else { throw Superseded() }
     }
 
-    private func syncTime() async throws {
-        let radio = try await session.deviceTime()
+    private func syncTime(radio: UInt32) async throws {
         let ours = wallClock().timeIntervalSince1970
         let drift = abs(ours - Double(radio))
         let limit = Double(configuration.maximumClockDrift.components.seconds)
@@ -359,16 +368,20 @@ public actor ConnectionManager {
         }
     }
 
+    /// Every channel up to the radio's count, read in one exchange; the firmware answers ERR
+    /// (not found) past its last, where the reading stops.
     private func loadChannels() async throws -> [ChannelInfo] {
-        let limit = min(configuration.maximumChannels, Int(deviceInfo?.maxChannels ?? UInt8(configuration.maximumChannels)))
+        let limit = min(configuration.maximumChannels, Int(deviceInfo?.maxChannels ?? UInt8(clamping: configuration.maximumChannels)))
+        let results = try await session.perform((0..<max(1, limit)).map { MeshCoreRequest.channel(UInt8($0)) })
         var found: [ChannelInfo] = []
-        for index in 0..<max(1, limit) {
-            try Task.checkCancellation()
-            do {
-                let info = try await session.channel(UInt8(index))
+        for result in results {
+            switch result {
+            case .success(let info):
                 if !info.name.isEmpty { found.append(info) }
-            } catch let error as MeshCoreError where error.radioErrorCode == .notFound {
-                break
+            case .failure(let error) where error.radioErrorCode == .notFound:
+                return found
+            case .failure(let error):
+                throw error
             }
         }
         return found

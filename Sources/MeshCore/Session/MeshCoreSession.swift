@@ -36,6 +36,10 @@ public actor MeshCoreSession {
         /// are counted, not kept (``ContactList/omittedCount``); a reply that goes on for
         /// four times as many fails with ``MeshCoreError/replyTooLong(command:frames:)``.
         public var maximumReplyFrames: Int
+        /// How many commands of a pipelined batch (the `perform` forms that take several
+        /// requests) may await their replies at once; nil (the default) takes the transport's
+        /// ``MeshTransport/maximumCommandsInFlight``, which knows what the firmware's queues hold.
+        public var maximumCommandsInFlight: Int?
 
         /// Creates a configuration.
         public init(
@@ -44,7 +48,8 @@ public actor MeshCoreSession {
             protocolVersion: UInt8 = 3,
             autoFetchMessages: Bool = true,
             eventBufferSize: Int = 1024,
-            maximumReplyFrames: Int = 10_000
+            maximumReplyFrames: Int = 10_000,
+            maximumCommandsInFlight: Int? = nil
         ) {
             self.appName = appName
             self.commandTimeout = commandTimeout
@@ -52,6 +57,7 @@ public actor MeshCoreSession {
             self.autoFetchMessages = autoFetchMessages
             self.eventBufferSize = eventBufferSize
             self.maximumReplyFrames = max(1, maximumReplyFrames)
+            self.maximumCommandsInFlight = maximumCommandsInFlight.map { max(1, $0) }
         }
     }
 
@@ -79,12 +85,13 @@ public actor MeshCoreSession {
     private var receiveGeneration = 0
     private var linkTask: Task<Void, Never>?
 
-    // Command serialization: one command in flight, the rest wait in order.
+    // Command serialization: one command (or pipelined batch) at a time, the rest wait in order.
     private var busy = false
     private var turnWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The command in flight and its reply (one at a time: `busy` serializes them).
+    /// The commands in flight and their replies (one batch at a time: `busy` serializes them).
     private let replies: RequestCorrelator<MeshCoreFrame>
-    private var commandInFlight: String?
+    /// The name of each command in flight, for the errors that answer it.
+    private var commandNames: [RequestCorrelator<MeshCoreFrame>.Ticket: String] = [:]
 
     // Acknowledgements of direct messages.
     private struct AckWaiter {
@@ -174,11 +181,7 @@ public actor MeshCoreSession {
         if !(await transport.isConnected) {
             try await transport.connect()
         }
-        let frames = try await execute(.appStart(appName: configuration.appName)) { frame in
-            if case .selfInfo = frame { .complete } else { .notMine }
-        }
-        guard case .selfInfo(let info)? = frames.last else { throw MeshCoreError.transport("no SELF_INFO") }
-        selfInfo = info
+        let info = try await perform(.selfInfo(appName: configuration.appName))
         isStarted = true
         logger.info("Session started", metadata: ["radio": "\(info.name)"])
         return info
@@ -188,9 +191,7 @@ public actor MeshCoreSession {
     /// time) and updates ``selfInfo``.
     @discardableResult
     public func refreshSelfInfo() async throws -> SelfInfo {
-        let info = try await request(.appStart(appName: configuration.appName)) { if case .selfInfo(let value) = $0 { value } else { nil } }
-        selfInfo = info
-        return info
+        try await perform(.selfInfo(appName: configuration.appName))
     }
 
     func cacheSelfInfo(_ info: SelfInfo) { selfInfo = info }
@@ -224,44 +225,18 @@ public actor MeshCoreSession {
 
     /// DEVICE_QUERY asking for ``Configuration/protocolVersion`` (V3 message codes by default).
     public func deviceQuery() async throws -> DeviceInfo {
-        let frames = try await execute(.deviceQuery(protocolVersion: configuration.protocolVersion)) {
-            if case .deviceInfo = $0 { .complete } else { .notMine }
-        }
-        guard case .deviceInfo(let info)? = frames.last else { throw MeshCoreError.transport("no DEVICE_INFO") }
-        deviceInfo = info
-        return info
+        try await perform(.deviceQuery(protocolVersion: configuration.protocolVersion))
     }
 
     /// Battery voltage and storage use.
     public func batteryAndStorage() async throws -> BatteryAndStorage {
-        let frames = try await execute(.getBatteryAndStorage) {
-            if case .batteryAndStorage = $0 { .complete } else { .notMine }
-        }
-        guard case .batteryAndStorage(let value)? = frames.last else { throw MeshCoreError.transport("no BATT_AND_STORAGE") }
-        return value
+        try await perform(.batteryAndStorage)
     }
 
     /// The radio's contacts (all, or those modified after `since`). CONTACTS_START's count is the
     /// radio's total, not the number that follows, so the listing is read to END_OF_CONTACTS.
     public func contacts(since: UInt32? = nil) async throws -> ContactList {
-        var contacts: [MeshContact] = []
-        let reply = try await executeReply(.getContacts(since: since)) { frame in
-            switch frame {
-            case .contactsStart, .contact: .more
-            case .endOfContacts: .complete
-            default: .notMine
-            }
-        }
-        var lastModified: UInt32 = since ?? 0
-        for frame in reply.frames {
-            switch frame {
-            case .contact(let contact): contacts.append(contact)
-            // The firmware reports 0 when nothing newer was sent: keep the caller's cursor.
-            case .endOfContacts(let last): lastModified = max(lastModified, last)
-            default: break
-            }
-        }
-        return ContactList(contacts: contacts, lastModified: lastModified, omittedCount: reply.omitted)
+        try await perform(.contacts(since: since))
     }
 
     /// Sends a direct message once; returns the radio's SENT (expected ack and timeout).
@@ -368,11 +343,7 @@ public actor MeshCoreSession {
 
     /// The radio's clock (epoch seconds).
     public func deviceTime() async throws -> UInt32 {
-        let frames = try await execute(.getDeviceTime) {
-            if case .currentTime = $0 { .complete } else { .notMine }
-        }
-        guard case .currentTime(let seconds)? = frames.last else { throw MeshCoreError.transport("no CURR_TIME") }
-        return seconds
+        try await perform(.deviceTime)
     }
 
     /// Sets the radio's clock; the radio refuses a time earlier than its own with ERR 6.
@@ -392,11 +363,7 @@ public actor MeshCoreSession {
 
     /// Channel `index`'s name and secret.
     public func channel(_ index: UInt8) async throws -> ChannelInfo {
-        let frames = try await execute(.getChannel(index)) {
-            if case .channelInfo = $0 { .complete } else { .notMine }
-        }
-        guard case .channelInfo(let info)? = frames.last else { throw MeshCoreError.transport("no CHANNEL_INFO") }
-        return info
+        try await perform(.channel(index))
     }
 
     /// Fetches queued messages until NO_MORE_MESSAGES; each is also published on ``events()``.
@@ -466,51 +433,174 @@ public actor MeshCoreSession {
     }
 
     func executeReply(_ command: MeshCoreCommand, _ accept: @escaping @Sendable (MeshCoreFrame) -> ReplyMatch) async throws -> Reply {
-        let bytes: Data
-        do { bytes = try command.encoded() } catch { throw MeshCoreError.invalidCommand(error) }
-        await takeTurn()
-        defer { releaseTurn() }
-        let name = Self.name(of: command)
-        commandInFlight = name
-        defer { commandInFlight = nil }
-        let ticket = replies.arm { frame in
-            switch accept(frame) {
-            case .complete: .complete
-            case .more: .more
-            case .notMine: .notMine
-            }
-        }
-        do {
-            try await transport.send(bytes)
-        } catch {
-            replies.cancel(ticket)
-            logger.warning("Send failed", metadata: ["command": "\(name)", "error": "\(error)"])
-            throw (error as? MeshCoreError) ?? MeshCoreError.transport("\(error.localizedDescription)")
-        }
-        do {
-            let reply = try await replies.reply(to: ticket, timeout: configuration.commandTimeout)
-            if reply.omitted > 0 {
-                logger.warning("A reply was longer than kept", metadata: [
-                    "command": "\(name)", "kept": "\(reply.messages.count)", "omitted": "\(reply.omitted)"])
-            }
-            return Reply(frames: reply.messages, omitted: reply.omitted)
-        } catch RequestCorrelatorError.timedOut {
-            logger.warning("Command timed out", metadata: ["command": "\(name)"])
-            throw MeshCoreError.timeout(command: name)
-        } catch RequestCorrelatorError.replyTooLong(let frames) {
-            throw MeshCoreError.replyTooLong(command: name, frames: frames)
-        }
+        let results = try await exchange([Outgoing(command: command, accept: accept)])
+        return try results[0].get()
     }
 
     /// Sends `command` and returns what `extract` finds in the first frame it recognises.
     func request<Value: Sendable>(
         _ command: MeshCoreCommand, _ extract: @escaping @Sendable (MeshCoreFrame) -> Value?
     ) async throws -> Value {
-        let frames = try await execute(command) { extract($0) == nil ? .notMine : .complete }
-        guard let frame = frames.last, let value = extract(frame) else {
-            throw MeshCoreError.malformedReply(command: Self.name(of: command), reason: "no reply frame")
+        try await perform(MeshCoreRequest(command, single: extract))
+    }
+
+    // MARK: Requests and pipelines
+
+    /// Sends `request` and returns its value.
+    ///
+    /// - Throws: ``MeshCoreError`` (the radio's refusal, a timeout, a reply that does not hold
+    ///   the value, the link); `CancellationError` when the task is cancelled.
+    public func perform<Value>(_ request: MeshCoreRequest<Value>) async throws -> Value {
+        let reply = try await executeReply(request.command, request.accept)
+        return try value(of: request, from: reply)
+    }
+
+    /// Sends `requests` back to back and returns each one's value, or why it failed, in order.
+    ///
+    /// As many commands as ``Configuration/maximumCommandsInFlight`` (by default the
+    /// transport's) await their replies at once, so on a TCP or serial link the batch costs
+    /// about one round trip instead of one per command. The batch runs alone: no other command
+    /// of this session goes between its commands. A failed command does not stop the others.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled (nothing else: failures are
+    ///   in the results).
+    public func perform<Value>(_ requests: [MeshCoreRequest<Value>]) async throws -> [Result<Value, MeshCoreError>] {
+        let replies = try await exchange(requests.map { Outgoing(command: $0.command, accept: $0.accept) })
+        return zip(requests, replies).map { request, reply in
+            reply.flatMap { reply in Result { try value(of: request, from: reply) }.mapError(Self.meshError) }
         }
+    }
+
+    /// Sends requests of different kinds back to back (as the array form does) and returns
+    /// each one's value, or why it failed:
+    ///
+    /// ```swift
+    /// let (device, clock, listing) = try await session.perform(.deviceQuery(), .deviceTime, .contacts())
+    /// ```
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled (nothing else: failures are
+    ///   in the results).
+    public func perform<each Value>(
+        _ requests: repeat MeshCoreRequest<each Value>
+    ) async throws -> sending (repeat Result<each Value, MeshCoreError>) {
+        var batch: [Outgoing] = []
+        for request in repeat each requests { batch.append(Outgoing(command: request.command, accept: request.accept)) }
+        let replies = try await exchange(batch)
+        var index = 0
+        return (repeat result(of: each requests, in: replies, at: &index))
+    }
+
+    private func result<Value>(
+        of request: MeshCoreRequest<Value>, in replies: [Result<Reply, MeshCoreError>], at index: inout Int
+    ) -> Result<Value, MeshCoreError> {
+        defer { index += 1 }
+        return replies[index].flatMap { reply in Result { try value(of: request, from: reply) }.mapError(Self.meshError) }
+    }
+
+    /// Reads a request's value from its reply, keeping what the session caches.
+    private func value<Value>(of request: MeshCoreRequest<Value>, from reply: Reply) throws -> Value {
+        let value = try request.read(reply)
+        if let info = value as? SelfInfo { selfInfo = info }
+        if let info = value as? DeviceInfo { deviceInfo = info }
         return value
+    }
+
+    private static func meshError(_ error: any Error) -> MeshCoreError {
+        (error as? MeshCoreError) ?? .transport("\(error)")
+    }
+
+    /// How many commands of a batch may await their replies at once.
+    private var commandWindow: Int {
+        max(1, configuration.maximumCommandsInFlight ?? transport.maximumCommandsInFlight)
+    }
+
+    /// A command of a batch and how its reply is recognised.
+    struct Outgoing: Sendable {
+        let command: MeshCoreCommand
+        let accept: @Sendable (MeshCoreFrame) -> ReplyMatch
+    }
+
+    /// Sends `batch` back to back, at most ``commandWindow`` awaiting their replies at once, and
+    /// returns each reply or why it failed, in order. The radio answers in order, so each reply
+    /// is the oldest waiting command's (an ERR too). The batch holds the session's turn.
+    ///
+    /// - Throws: `CancellationError` only; the commands still awaited are forgotten first.
+    func exchange(_ batch: [Outgoing]) async throws -> [Result<Reply, MeshCoreError>] {
+        await takeTurn()
+        defer { releaseTurn() }
+        let window = commandWindow
+        var results = [Result<Reply, MeshCoreError>?](repeating: nil, count: batch.count)
+        var awaiting: [(index: Int, ticket: RequestCorrelator<MeshCoreFrame>.Ticket, name: String)] = []
+        var next = 0
+        while next < batch.count || !awaiting.isEmpty {
+            // Fill the window.
+            while next < batch.count, awaiting.count < window {
+                let index = next
+                next += 1
+                let command = batch[index].command, accept = batch[index].accept
+                let name = Self.name(of: command)
+                let bytes: Data
+                do { bytes = try command.encoded() } catch {
+                    results[index] = .failure(.invalidCommand(error))
+                    continue
+                }
+                let ticket = replies.arm { frame in
+                    switch accept(frame) {
+                    case .complete: .complete
+                    case .more: .more
+                    case .notMine: .notMine
+                    }
+                }
+                commandNames[ticket] = name
+                do {
+                    try await transport.send(bytes)
+                    awaiting.append((index, ticket, name))
+                } catch {
+                    replies.cancel(ticket)
+                    commandNames[ticket] = nil
+                    logger.warning("Send failed", metadata: ["command": "\(name)", "error": "\(error)"])
+                    // A link that refused one frame refuses the rest of the batch.
+                    let failure = (error as? MeshCoreError) ?? MeshCoreError.transport("\(error.localizedDescription)")
+                    results[index] = .failure(failure)
+                    while next < batch.count {
+                        results[next] = .failure(failure)
+                        next += 1
+                    }
+                }
+            }
+            guard !awaiting.isEmpty else { break }
+            // Collect the oldest.
+            let head = awaiting.removeFirst()
+            do {
+                // A cancelled wait leaves the command armed: the radio answers it anyway, and
+                // that answer must not be taken for a later command's.
+                let reply = try await replies.reply(to: head.ticket, timeout: configuration.commandTimeout, keepingArmedOnCancel: true)
+                commandNames[head.ticket] = nil
+                if reply.omitted > 0 {
+                    logger.warning("A reply was longer than kept", metadata: [
+                        "command": "\(head.name)", "kept": "\(reply.messages.count)", "omitted": "\(reply.omitted)"])
+                }
+                results[head.index] = .success(Reply(frames: reply.messages, omitted: reply.omitted))
+            } catch {
+                commandNames[head.ticket] = nil
+                switch error {
+                case is CancellationError:
+                    for item in awaiting {
+                        replies.abandon(item.ticket, timeout: configuration.commandTimeout)
+                        commandNames[item.ticket] = nil
+                    }
+                    throw error
+                case RequestCorrelatorError.timedOut:
+                    logger.warning("Command timed out", metadata: ["command": "\(head.name)"])
+                    results[head.index] = .failure(.timeout(command: head.name))
+                case RequestCorrelatorError.replyTooLong(let frames):
+                    results[head.index] = .failure(.replyTooLong(command: head.name, frames: frames))
+                default:
+                    results[head.index] = .failure(Self.meshError(error))
+                }
+            }
+        }
+        return results.map { $0 ?? .failure(.transport("not sent")) }
     }
 
     /// Runs `body` while no other exclusive sequence runs: a multi-command exchange (signing,
@@ -613,7 +703,8 @@ public actor MeshCoreSession {
             logger.warning("Skipped a malformed frame", metadata: ["error": "\(error)", "bytes": "\(bytes.count)"])
             // Replies come in command order: an unreadable reply is the answer to the command
             // in flight, which fails now rather than waiting out its timeout.
-            if let code = bytes.first, code < 0x80, let waiting = replies.oldestWaiting, let name = commandInFlight {
+            if let code = bytes.first, code < 0x80, let waiting = replies.oldestWaiting {
+                let name = commandNames[waiting] ?? "a cancelled command"
                 replies.fail(waiting, with: MeshCoreError.malformedReply(command: name, reason: "\(error)"))
             }
             return
@@ -623,7 +714,8 @@ public actor MeshCoreSession {
             return
         }
         // ERR and DISABLED answer the command in flight, whatever it asked for.
-        if let refused = replies.oldestWaiting, let name = commandInFlight {
+        if let refused = replies.oldestWaiting {
+            let name = commandNames[refused] ?? "a cancelled command"
             switch frame {
             case .error(let code):
                 replies.fail(refused, with: MeshCoreError.commandFailed(command: name, code: code))

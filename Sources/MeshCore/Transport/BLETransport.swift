@@ -43,6 +43,10 @@ public actor BLETransport: MeshTransport, MeshLinkReporting {
     /// The underlying connection (phases, RSSI, events).
     public nonisolated let connection: ConnectionStateMachine
 
+    /// 2: the ESP32 firmware queues 4 frames each way (the nRF52's 12) and drops what does not
+    /// fit, and its pushes need room in the same outgoing queue as the replies.
+    public nonisolated var maximumCommandsInFlight: Int { 2 }
+
     private var link = Broadcaster<MeshLinkEvent>(bufferSize: 64)
     private var reported = Reported.down
     private var lastReason: String?

@@ -23,6 +23,15 @@ public protocol MeshTransport: Sendable {
     func disconnect() async
     /// Sends one frame; throws when the link is down.
     func send(_ data: Data) async throws
+    /// How many commands may await their replies at once without the radio dropping any: the
+    /// window of ``MeshCoreSession``'s pipelined batches. 1 unless the transport knows better.
+    var maximumCommandsInFlight: Int { get }
+}
+
+extension MeshTransport {
+    /// One: a transport that does not know the radio's queues sends a command only once the
+    /// previous one was answered.
+    public var maximumCommandsInFlight: Int { 1 }
 }
 
 /// A change of a transport's link, for the session and the connection manager.

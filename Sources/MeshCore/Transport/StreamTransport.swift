@@ -52,6 +52,16 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
     /// How long a TCP connection attempt may take.
     public nonisolated let connectTimeout: Duration
 
+    /// 8 over TCP: the WiFi firmware reads the next command only once its replies are written,
+    /// so the socket holds the rest. 4 on a serial line, whose receive buffer is small (64
+    /// bytes on some boards) and overflows silently.
+    public nonisolated var maximumCommandsInFlight: Int {
+        switch endpoint {
+        case .tcp: 8
+        case .serial: 4
+        }
+    }
+
     /// True while the link is up.
     public private(set) var isConnected = false
     /// Inbound frames dropped as oversized or corrupt since creation.

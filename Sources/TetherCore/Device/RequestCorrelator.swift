@@ -62,6 +62,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         /// Which `reply(to:timeout:)` call installed `continuation` (its cancellation, and no
         /// other's, may end the wait).
         var waiter: Int?
+        /// Nobody will collect it: it only takes its reply (keeping later replies in their
+        /// places) and is forgotten when the reply ends or its timeout passes.
+        var abandoned = false
     }
 
     /// The most messages kept per reply.
@@ -108,7 +111,11 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     /// `timeout` passes without a message of it (each ``Match/more`` message restarts it), the
     /// error given to ``fail(_:with:)`` or ``failAll(_:)``, or `CancellationError` when the
     /// task is cancelled. A ticket is collected once.
-    public func reply(to ticket: Ticket, timeout: Duration) async throws -> Reply {
+    ///
+    /// With `keepingArmedOnCancel`, a cancelled wait ends at once but the request stays armed
+    /// (see ``abandon(_:timeout:)``): for a peer that answers in order, whose reply to the
+    /// cancelled request must not be taken for the next request's.
+    public func reply(to ticket: Ticket, timeout: Duration, keepingArmedOnCancel: Bool = false) async throws -> Reply {
         let waiter = lock.withLock { () -> Int in
             nextID += 1
             return nextID
@@ -136,8 +143,14 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
             // Only this call's wait: a refused second waiter's cancellation must not end the
             // first one's (before anyone waits, it is this call's to end).
             let resume = lock.withLock { () -> (() -> Void)? in
-                guard let entry = pending[ticket.id], entry.waiter == nil || entry.waiter == waiter else { return nil }
-                return settle(ticket.id, .failure(CancellationError()))
+                guard var entry = pending[ticket.id], entry.waiter == nil || entry.waiter == waiter else { return nil }
+                guard keepingArmedOnCancel, entry.result == nil else { return settle(ticket.id, .failure(CancellationError())) }
+                let continuation = entry.continuation
+                entry.continuation = nil
+                entry.waiter = nil
+                pending[ticket.id] = entry
+                abandonLocked(ticket.id, timeout: timeout)
+                return continuation.map { continuation in { continuation.resume(throwing: CancellationError()) } }
             }
             resume?()
         }
@@ -153,7 +166,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                 case .notMine:
                     continue
                 case .more:
-                    keep(message, in: &entry)
+                    if entry.abandoned { entry.reply.omitted += 1 } else { keep(message, in: &entry) }
                     pending[id] = entry
                     let length = entry.reply.messages.count + entry.reply.omitted
                     if length > abandonAfter {
@@ -198,6 +211,27 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         waiting?.resume(throwing: CancellationError())
     }
 
+    /// Gives up on `ticket` without disarming it: it still takes its reply, so that a peer
+    /// answering in order does not have that reply taken for a later request's, and is forgotten
+    /// when the reply ends, when ``failAll(_:)`` runs, or when `timeout` passes without a message
+    /// of it. A reply already in is dropped now.
+    public func abandon(_ ticket: Ticket, timeout: Duration) {
+        let waiting = lock.withLock { () -> CheckedContinuation<Reply, any Error>? in
+            guard var entry = pending[ticket.id] else { return nil }
+            if entry.result != nil {
+                remove(ticket.id)
+                return nil
+            }
+            let continuation = entry.continuation
+            entry.continuation = nil
+            entry.waiter = nil
+            pending[ticket.id] = entry
+            abandonLocked(ticket.id, timeout: timeout)
+            return continuation
+        }
+        waiting?.resume(throwing: CancellationError())
+    }
+
     /// Fails every armed request with `error` (the link went down).
     public func failAll(_ error: any Error) {
         let resumes = lock.withLock { order.compactMap { settle($0, .failure(error)) } }
@@ -211,6 +245,16 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     }
 
     // MARK: - Internals (called with the lock held)
+
+    private func abandonLocked(_ id: Int, timeout: Duration) {
+        guard var entry = pending[id] else { return }
+        entry.abandoned = true
+        entry.timer?.cancel()
+        entry.timeout = timeout
+        entry.timerGeneration += 1
+        entry.timer = startTimer(id, timeout, generation: entry.timerGeneration)
+        pending[id] = entry
+    }
 
     private func keep(_ message: Message, in entry: inout Pending) {
         if entry.reply.messages.count < maximumMessages {
@@ -226,6 +270,10 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         guard var entry = pending[id], entry.result == nil else { return nil }
         entry.timer?.cancel()
         entry.timer = nil
+        if entry.abandoned {
+            remove(id)
+            return nil
+        }
         if let continuation = entry.continuation {
             remove(id)
             return { continuation.resume(with: result) }

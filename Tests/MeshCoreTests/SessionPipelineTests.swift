@@ -1,0 +1,142 @@
+import Foundation
+@testable import MeshCore
+import TetherCore
+import Testing
+import TetherTesting
+
+/// Commands sent back to back (`MeshCoreSession.perform` with several requests): the radio
+/// answers in order, and each answer reaches its own command.
+@Suite("Session pipelining", .timeLimit(.minutes(3)))
+struct SessionPipelineTests {
+    @Test("a batch goes out before any reply, and each reply reaches its request")
+    func batchBeforeReplies() async throws {
+        // The radio answers nothing until three commands wait: a session that waited for each
+        // reply before the next command would never finish.
+        let world = await SessionWorld(window: 8, answerWhen: { $0.count >= 3 || $0.first?.code == 0x01 })
+        try await world.session.start()
+        let (device, clock, listing) = try await world.run {
+            try await world.session.perform(.deviceQuery(), .deviceTime, .contacts())
+        }
+        #expect(try device.get().maxChannels == 2)
+        #expect(try clock.get() == FakeRadio.radioClock)
+        #expect(try listing.get().contacts == [FakeRadio.alice])
+        #expect(await world.radio.codes == [0x01, 0x16, 0x05, 0x04])
+        #expect(await world.radio.mostUnanswered == 3)
+        // Values the session keeps are kept from a batch too.
+        #expect(await world.session.deviceInfo?.maxChannels == 2)
+    }
+
+    @Test("no more commands await replies than the window allows, and an ERR answers the oldest")
+    func windowAndErrors() async throws {
+        // Channel 0 exists, the others are not found (ERR 2).
+        let world = await SessionWorld(window: 3, answerWhen: { $0.count >= 3 || $0.first?.code == 0x01 })
+        try await world.session.start()
+        let results = try await world.run {
+            try await world.session.perform((0..<6).map { MeshCoreRequest.channel(UInt8($0)) })
+        }
+        #expect(await world.radio.mostUnanswered == 3)
+        #expect(try results[0].get().name == "Public")
+        for result in results.dropFirst() {
+            #expect(throws: MeshCoreError.commandFailed(command: "getChannel", code: .notFound)) { try result.get() }
+        }
+        #expect(await world.session.unexpectedReplyCount == 0)
+    }
+
+    @Test("a refusal in the middle of a batch fails that command only")
+    func refusalInTheMiddle() async throws {
+        let world = await SessionWorld(window: 4, reply: { command in
+            if case .setDeviceTime = command { return [Data([0x01, 0x06])] }
+            return FakeRadio.standard(command)
+        })
+        try await world.session.start()
+        let setTime = MeshCoreRequest<Void>(.setDeviceTime(1), accept: { if case .ok = $0 { .complete } else { .notMine } }, read: { _ in })
+        let (before, refused, after) = try await world.session.perform(.deviceTime, setTime, .batteryAndStorage)
+        #expect(try before.get() == FakeRadio.radioClock)
+        #expect(throws: MeshCoreError.commandFailed(command: "setDeviceTime", code: .illegalArgument)) { try refused.get() }
+        #expect(try after.get().millivolts == 4120)
+    }
+
+    @Test("a command the radio never answers times out without taking the replies behind it")
+    func silentCommandInTheMiddle() async throws {
+        let world = await SessionWorld(window: 4, reply: { command in
+            if case .getDeviceTime = command { return [] }
+            return FakeRadio.standard(command)
+        })
+        try await world.session.start()
+        let (device, clock, battery) = try await world.run {
+            try await world.session.perform(.deviceQuery(), .deviceTime, .batteryAndStorage)
+        }
+        #expect(try device.get().firmwareVersion == "v1.17")
+        #expect(throws: MeshCoreError.timeout(command: "getDeviceTime")) { try clock.get() }
+        #expect(try battery.get().usedKilobytes == 12)
+        // The session goes on.
+        #expect(try await world.session.channel(0).name == "Public")
+    }
+
+    @Test("a cancelled batch's late replies (an ERR too) are absorbed by its commands, not taken by the next one")
+    func cancelledBatch() async throws {
+        let gate = Gate()
+        let world = await SessionWorld(window: 8, reply: FakeRadio.standard, answerWhen: { pending in
+            pending.first?.code == 0x01 || gate.isOpen
+        })
+        try await world.session.start()
+        let session = world.session
+        let batch = Task { try await session.perform((0..<2).map { MeshCoreRequest.channel(UInt8($0)) }) }
+        try await world.until { await world.radio.commands.count == 3 }
+        batch.cancel()
+        await #expect(throws: CancellationError.self) { try await batch.value }
+        // The radio answers the two channel reads now (CHANNEL_INFO, then ERR 2), with the
+        // battery read sent behind them.
+        gate.open()
+        let battery = try await world.run { try await session.batteryAndStorage() }
+        #expect(battery.totalKilobytes == 1024)
+        #expect(await session.unexpectedReplyCount == 0)
+    }
+
+    @Test("a link that refuses a frame fails the rest of the batch with the same error")
+    func sendFailure() async throws {
+        let world = await SessionWorld(window: 8)
+        // Never connected: the mock refuses every send.
+        let results = try await world.session.perform([MeshCoreRequest.deviceTime, .deviceTime, .deviceTime])
+        #expect(results.count == 3)
+        for result in results {
+            #expect(throws: MeshCoreError.self) { try result.get() }
+        }
+        #expect(await world.radio.commands.isEmpty)
+    }
+
+    @Test("the connection manager's startup takes four exchanges when eight commands may be in flight")
+    func managerStartupPipelined() async throws {
+        // The radio answers only at the end of each exchange the manager should send together.
+        let world = try await ManagerWorld(window: 8, answerWhen: { pending in
+            switch pending.last {
+            case .appStart?, .getContacts?, .syncNextMessage?, .setDeviceTime?: true
+            case .getChannel(let index)?: index == 1
+            default: false
+            }
+        })
+        #expect(try await world.connect() == nil)
+        #expect(await world.manager.state == .ready)
+        #expect(await world.radio.codes == [0x01, 0x16, 0x05, 0x04, 0x1F, 0x1F, 0x0A])
+        #expect(await world.radio.mostUnanswered == 3)
+        #expect(await world.manager.contacts == [FakeRadio.alice])
+        #expect(await world.manager.channels.map(\.name) == ["Public"])
+    }
+
+    @Test("the transports' windows follow the firmware's queues")
+    func transportWindows() async {
+        #expect(StreamTransport.tcp(host: "127.0.0.1", port: 5000).maximumCommandsInFlight == 8)
+        #expect(StreamTransport.serial(path: "/dev/null").maximumCommandsInFlight == 4)
+        #expect(MockTransport().maximumCommandsInFlight == 1)
+        // A configured window wins, and is at least one.
+        #expect(MeshCoreSession.Configuration(maximumCommandsInFlight: 0).maximumCommandsInFlight == 1)
+    }
+}
+
+/// A flag the fake radio reads from its answer rule.
+private final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var opened = false
+    var isOpen: Bool { lock.withLock { opened } }
+    func open() { lock.withLock { opened = true } }
+}

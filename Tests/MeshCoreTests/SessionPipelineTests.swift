@@ -93,6 +93,88 @@ struct SessionPipelineTests {
         #expect(await session.unexpectedReplyCount == 0)
     }
 
+    @Test("a silent radio fails a whole batch in one timeout, and the late answers are taken by stand-ins, not by the next read")
+    func timeoutsAndLateAnswers() async throws {
+        let gate = Gate()
+        let world = await SessionWorld(window: 8, answerWhen: { $0.first?.code == 0x01 || gate.isOpen })
+        try await world.session.start()
+        let before = world.clock.now
+        let results = try await world.run {
+            try await world.session.perform((0..<4).map { MeshCoreRequest.channel(UInt8($0)) })
+        }
+        #expect(before.duration(to: world.clock.now) <= .seconds(6), "each read is bounded from its own write, not one timeout after another")
+        for result in results {
+            #expect(throws: MeshCoreError.timeout(command: "getChannel")) { try result.get() }
+        }
+        // The radio wakes up: CHANNEL_INFO 0, ERR, ERR, ERR for the old reads come first, then
+        // the answer to a new read of channel 0.
+        gate.open()
+        let info = try await world.run { try await world.session.channel(0) }
+        #expect(info.name == "Public")
+        #expect(await world.session.unexpectedReplyCount == 0)
+    }
+
+    @Test("a command whose task is cancelled before it runs sends nothing and leaves the session usable")
+    func cancelledBeforeItRuns() async throws {
+        let world = await SessionWorld(window: 8)
+        try await world.session.start()
+        let session = world.session
+        let cancelled = Task { try await session.batteryAndStorage() }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(try await world.run { try await session.deviceTime() } == FakeRadio.radioClock)
+        #expect(await !world.radio.codes.contains(0x14))
+    }
+
+    @Test("a message fetched by a cancelled SYNC_NEXT_MESSAGE is published, not lost")
+    func cancelledFetchPublishes() async throws {
+        let gate = Gate()
+        let message = MeshCoreFrame.channelMessage(ChannelMessage(channelIndex: 0, pathLength: 1, timestamp: 900, text: "Bob: still there?")).encoded()
+        let world = await SessionWorld(autoFetch: false, reply: { command in
+            if case .syncNextMessage = command, gate.isOpen { return [message] }
+            return FakeRadio.standard(command)
+        }, answerWhen: { $0.first?.code == 0x01 || gate.isOpen })
+        try await world.session.start()
+        let events = Collector(await world.session.events())
+        let session = world.session
+        let fetch = Task { try await session.syncMessages() }
+        try await world.until { await world.radio.commands.count == 2 }
+        fetch.cancel()
+        await #expect(throws: CancellationError.self) { try await fetch.value }
+        gate.open()
+        _ = try await world.run { try await session.deviceTime() }
+        await events.until { $0.contains { if case .channelMessage(let m) = $0 { m.text == "Bob: still there?" } else { false } } }
+        #expect(await session.unexpectedReplyCount == 0)
+    }
+
+    @Test("an ERR that comes while a cancelled listing still streams answers the new command, and the listing's frames stay its own")
+    func errDuringAbandonedListing() async throws {
+        let listings = Counter()
+        let bob = MeshContact(publicKey: Data(repeating: 0xB0, count: 32), type: .chat, name: "Bob", lastAdvert: 1, lastModified: 2)
+        let world = await SessionWorld(window: 8, reply: { command in
+            guard case .getContacts = command else { return FakeRadio.standard(command) }
+            switch listings.next() {
+            // The first listing begins and stalls.
+            case 0: return [FakeRadio.frame(.contactsStart(count: 2)), FakeRadio.frame(.contact(FakeRadio.alice))]
+            // A second GET_CONTACTS while it runs: the firmware refuses it (bad state) between
+            // the first listing's remaining frames.
+            case 1: return [Data([0x01, 0x04]), FakeRadio.frame(.contact(bob)), FakeRadio.frame(.endOfContacts(lastModified: 2))]
+            default: return FakeRadio.standard(command)
+            }
+        })
+        try await world.session.start()
+        let session = world.session
+        let first = Task { try await session.contacts() }
+        try await world.until { await world.radio.commands.count == 2 }
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        await #expect(throws: MeshCoreError.commandFailed(command: "getContacts", code: .badState)) {
+            try await world.run { try await session.contacts() }
+        }
+        #expect(try await world.run { try await session.contacts() }.contacts == [FakeRadio.alice])
+        #expect(await session.unexpectedReplyCount == 0)
+    }
+
     @Test("a link that refuses a frame fails the rest of the batch with the same error")
     func sendFailure() async throws {
         let world = await SessionWorld(window: 8)
@@ -131,6 +213,13 @@ struct SessionPipelineTests {
         // A configured window wins, and is at least one.
         #expect(MeshCoreSession.Configuration(maximumCommandsInFlight: 0).maximumCommandsInFlight == 1)
     }
+}
+
+/// Counts calls, for a fake radio whose answers change.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func next() -> Int { lock.withLock { defer { count += 1 }; return count } }
 }
 
 /// A flag the fake radio reads from its answer rule.

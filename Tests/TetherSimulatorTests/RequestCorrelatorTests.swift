@@ -152,4 +152,30 @@ struct RequestCorrelatorTests {
         #expect(correlator.armedCount == 0)
         #expect(!correlator.deliver(2))
     }
+
+    @Test func aWaitFromAnAlreadyCancelledTaskEndsAtOnceAndTheRequestStaysArmed() async throws {
+        let correlator = RequestCorrelator<Int>(clock: ManualClock())
+        let ticket = correlator.arm { $0 == 1 ? .complete : .notMine }
+        let later = correlator.arm { $0 == 1 ? .complete : .notMine }
+        let waiting = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await correlator.reply(to: ticket, timeout: .seconds(5), keepingArmedOnCancel: true)
+        }
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(correlator.deliver(1))
+        #expect(correlator.oldestWaiting == later, "the cancelled request took its own reply")
+    }
+
+    @Test func aTimedOutRequestLeavesAStandInThatTakesItsLateReply() async throws {
+        let time = TestTime(), clock = time.clock
+        let correlator = RequestCorrelator<Int>(clock: clock)
+        let slow = correlator.arm(timeout: .seconds(1), lingering: .seconds(3)) { $0 == 1 ? .complete : .notMine }
+        let next = correlator.arm(timeout: .seconds(10)) { $0 == 1 ? .complete : .notMine }
+        await time.advance(.milliseconds(1_100))
+        await #expect(throws: RequestCorrelatorError.timedOut(.seconds(1))) { try await correlator.reply(to: slow, timeout: .seconds(1)) }
+        #expect(correlator.offer(1) == .absorbed, "the late reply goes to the stand-in")
+        #expect(correlator.offer(1) == .taken)
+        #expect(try await correlator.reply(to: next, timeout: .seconds(1)).messages == [1])
+        #expect(correlator.armedCount == 0)
+    }
 }

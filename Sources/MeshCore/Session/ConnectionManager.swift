@@ -84,18 +84,23 @@ public actor ConnectionManager {
         public var reconnectPolicy: ReconnectPolicy
         /// The most channels to read at startup.
         public var maximumChannels: Int
+        /// How long the startup's first exchange (firmware, clock and the contact listing) may
+        /// take: over BLE the firmware sends a contact every 60 ms, so 350 contacts take 21 s.
+        public var contactsTimeout: Duration
 
         /// Creates settings.
         public init(
             stepTimeout: Duration = .seconds(15),
             maximumClockDrift: Duration = .seconds(60),
             reconnectPolicy: ReconnectPolicy = .persistent,
-            maximumChannels: Int = 8
+            maximumChannels: Int = 8,
+            contactsTimeout: Duration = .seconds(90)
         ) {
             self.stepTimeout = stepTimeout
             self.maximumClockDrift = maximumClockDrift
             self.reconnectPolicy = reconnectPolicy
             self.maximumChannels = maximumChannels
+            self.contactsTimeout = contactsTimeout
         }
     }
 
@@ -288,18 +293,21 @@ public actor ConnectionManager {
             step = .deviceQuery
             // The firmware details, the clock and the contacts in one exchange: one round trip
             // where the transport allows several commands in flight. The listing goes last, as
-            // the firmware streams it over many turns of its loop. No step timeout here: the
-            // session's per-frame timeout bounds each reply, and a long listing over BLE (the
-            // firmware spaces notifications 60 ms apart: 21 s for 350 contacts) may take longer
-            // than a step while never pausing.
-            let (device, radioTime, listed) = try await session.perform(
-                .deviceQuery(protocolVersion: session.configuration.protocolVersion), .deviceTime, .contacts())
+            // the firmware streams it over many turns of its loop, and the exchange is bounded
+            // by the listing's allowance (over BLE the firmware spaces notifications 60 ms
+            // apart: 21 s for 350 contacts).
+            let askedAt = wallClock()
+            let (device, radioTime, listed) = try await within(.contacts, timeout: configuration.contactsTimeout) { [session] in
+                try await session.perform(
+                    .deviceQuery(protocolVersion: session.configuration.protocolVersion), .deviceTime, .contacts())
+            }
             try checkCurrent(mine)
             deviceInfo = try device.get()
 
             step = .timeSync
             let radioClock = try radioTime.get()
-            try await within(step) { [self] in try await self.syncTime(radio: radioClock) }
+            // Our clock when the radio read its own (within a round trip), not after the listing.
+            try await within(step) { [self] in try await self.syncTime(radio: radioClock, ours: askedAt) }
             try checkCurrent(mine)
 
             step = .contacts
@@ -354,8 +362,8 @@ public actor ConnectionManager {
         guard mine == generation else { throw Superseded() }
     }
 
-    private func syncTime(radio: UInt32) async throws {
-        let ours = wallClock().timeIntervalSince1970
+    private func syncTime(radio: UInt32, ours asked: Date) async throws {
+        let ours = asked.timeIntervalSince1970
         let drift = abs(ours - Double(radio))
         let limit = Double(configuration.maximumClockDrift.components.seconds)
         guard drift > limit else { return }
@@ -387,9 +395,11 @@ public actor ConnectionManager {
         return found
     }
 
-    /// Runs one startup step with the step timeout.
-    private func within<T: Sendable>(_ step: StartupStep, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clock = self.clock, timeout = configuration.stepTimeout
+    /// Runs one startup step with the step timeout (or `timeout`).
+    private func within<T: Sendable>(
+        _ step: StartupStep, timeout: Duration? = nil, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let clock = self.clock, timeout = timeout ?? configuration.stepTimeout
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await operation() }
             group.addTask {

@@ -5,8 +5,8 @@ import Foundation
 ///
 /// ```swift
 /// // One round trip on links that allow several commands in flight (TCP, serial).
-/// let (device, clock, listing) = await session.perform(.deviceQuery(), .deviceTime, .contacts())
-/// let channels = await session.perform((0..<8).map { MeshCoreRequest.channel($0) })
+/// let (device, clock, listing) = try await session.perform(.deviceQuery(), .deviceTime, .contacts())
+/// let channels = try await session.perform((0..<8).map { MeshCoreRequest.channel($0) })
 /// ```
 ///
 /// The radio answers commands in the order it received them, which is what lets replies be
@@ -80,7 +80,8 @@ extension MeshCoreRequest where Value == BatteryAndStorage {
 extension MeshCoreRequest where Value == ChannelInfo {
     /// GET_CHANNEL: channel `index`'s name and secret (ERR 2, not found, past the radio's last).
     public static func channel(_ index: UInt8) -> Self {
-        Self(.getChannel(index)) { if case .channelInfo(let info) = $0 { info } else { nil } }
+        // Its own index only: a late answer to an earlier read is not this one's.
+        Self(.getChannel(index)) { if case .channelInfo(let info) = $0, info.index == index { info } else { nil } }
     }
 }
 
@@ -88,8 +89,9 @@ extension MeshCoreRequest where Value == ContactList {
     /// GET_CONTACTS: the radio's contacts, all or those modified after `since`.
     ///
     /// CONTACTS_START's count is the radio's total, not the number that follows, so the listing
-    /// is read to END_OF_CONTACTS. Send it last in a pipelined batch: the firmware streams the
-    /// listing over several turns of its loop and answers commands sent behind it in between.
+    /// is read to END_OF_CONTACTS. The firmware streams the listing over many turns of its loop
+    /// and answers commands sent behind it in between; their replies (an ERR too) still reach
+    /// them. Sending it last in a batch lets the other replies come first.
     public static func contacts(since: UInt32? = nil) -> Self {
         Self(.getContacts(since: since), accept: { frame in
             switch frame {

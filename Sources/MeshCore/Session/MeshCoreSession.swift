@@ -452,7 +452,7 @@ public actor MeshCoreSession {
     ///   the value, the link); `CancellationError` when the task is cancelled.
     public func perform<Value>(_ request: MeshCoreRequest<Value>) async throws -> Value {
         let reply = try await executeReply(request.command, request.accept)
-        return try value(of: request, from: reply)
+        do { return try value(of: request, from: reply) } catch { throw Self.meshError(error) }
     }
 
     /// Sends `requests` back to back and returns each one's value, or why it failed, in order.
@@ -520,21 +520,30 @@ public actor MeshCoreSession {
         let accept: @Sendable (MeshCoreFrame) -> ReplyMatch
     }
 
-    /// Sends `batch` back to back, at most ``commandWindow`` awaiting their replies at once, and
-    /// returns each reply or why it failed, in order. The radio answers in order, so each reply
-    /// is the oldest waiting command's (an ERR too). The batch holds the session's turn.
+    /// Sends `batch` back to back, at most ``commandWindow`` (and ``pipelinedBytes``) awaiting
+    /// their replies at once, and returns each reply or why it failed, in order. The radio
+    /// answers in order, so an ERR is the oldest waiting command's (one whose multi-frame reply
+    /// has not begun: the firmware answers between a listing's frames). The batch holds the
+    /// session's turn.
     ///
-    /// - Throws: `CancellationError` only; the commands still awaited are forgotten first.
+    /// - Throws: `CancellationError` only, checked before each write and while waiting; the
+    ///   commands sent and not yet answered are abandoned (kept armed to take their answers).
     func exchange(_ batch: [Outgoing]) async throws -> [Result<Reply, MeshCoreError>] {
         await takeTurn()
         defer { releaseTurn() }
+        try Task.checkCancellation()
         let window = commandWindow
         var results = [Result<Reply, MeshCoreError>?](repeating: nil, count: batch.count)
-        var awaiting: [(index: Int, ticket: RequestCorrelator<MeshCoreFrame>.Ticket, name: String)] = []
+        var awaiting: [(index: Int, ticket: RequestCorrelator<MeshCoreFrame>.Ticket, name: String, bytes: Int)] = []
+        var bytesAwaited: Int { awaiting.reduce(0) { $0 + $1.bytes } }
         var next = 0
         while next < batch.count || !awaiting.isEmpty {
-            // Fill the window.
-            while next < batch.count, awaiting.count < window {
+            // Fill the window; a cancelled caller sends nothing more.
+            while next < batch.count, awaiting.count < window, bytesAwaited < Self.pipelinedBytes || awaiting.isEmpty {
+                if Task.isCancelled {
+                    abandon(awaiting.map(\.ticket))
+                    throw CancellationError()
+                }
                 let index = next
                 next += 1
                 let command = batch[index].command, accept = batch[index].accept
@@ -544,7 +553,11 @@ public actor MeshCoreSession {
                     results[index] = .failure(.invalidCommand(error))
                     continue
                 }
-                let ticket = replies.arm { frame in
+                // Each command's timeout runs from its own write, not from when the ones before
+                // it were answered: a silent radio fails a batch in one timeout, not one each.
+                // One that times out leaves a stand-in for a while: the radio answers in order,
+                // and its late answer must not be taken for a later command's.
+                let ticket = replies.arm(timeout: configuration.commandTimeout, lingering: configuration.commandTimeout) { frame in
                     switch accept(frame) {
                     case .complete: .complete
                     case .more: .more
@@ -554,7 +567,7 @@ public actor MeshCoreSession {
                 commandNames[ticket] = name
                 do {
                     try await transport.send(bytes)
-                    awaiting.append((index, ticket, name))
+                    awaiting.append((index, ticket, name, bytes.count + 3))
                 } catch {
                     replies.cancel(ticket)
                     commandNames[ticket] = nil
@@ -585,10 +598,7 @@ public actor MeshCoreSession {
                 commandNames[head.ticket] = nil
                 switch error {
                 case is CancellationError:
-                    for item in awaiting {
-                        replies.abandon(item.ticket, timeout: configuration.commandTimeout)
-                        commandNames[item.ticket] = nil
-                    }
+                    abandon(awaiting.map(\.ticket))
                     throw error
                 case RequestCorrelatorError.timedOut:
                     logger.warning("Command timed out", metadata: ["command": "\(head.name)"])
@@ -601,6 +611,20 @@ public actor MeshCoreSession {
             }
         }
         return results.map { $0 ?? .failure(.transport("not sent")) }
+    }
+
+    /// At most this many bytes of a batch's commands await replies at once (one command alone
+    /// may be longer): a serial line's receive buffer is 64 bytes on some boards, and the
+    /// startup's reads are a few bytes each.
+    static let pipelinedBytes = 64
+
+    /// Gives up on commands the radio will still answer: they stay armed to take their
+    /// answers, which must not be taken for later commands'.
+    private func abandon(_ tickets: [RequestCorrelator<MeshCoreFrame>.Ticket]) {
+        for ticket in tickets {
+            replies.abandon(ticket, timeout: configuration.commandTimeout)
+            commandNames[ticket] = nil
+        }
     }
 
     /// Runs `body` while no other exclusive sequence runs: a multi-command exchange (signing,
@@ -703,7 +727,7 @@ public actor MeshCoreSession {
             logger.warning("Skipped a malformed frame", metadata: ["error": "\(error)", "bytes": "\(bytes.count)"])
             // Replies come in command order: an unreadable reply is the answer to the command
             // in flight, which fails now rather than waiting out its timeout.
-            if let code = bytes.first, code < 0x80, let waiting = replies.oldestWaiting {
+            if let code = bytes.first, code < 0x80, let waiting = replies.oldestAwaitingFirstMessage {
                 let name = commandNames[waiting] ?? "a cancelled command"
                 replies.fail(waiting, with: MeshCoreError.malformedReply(command: name, reason: "\(error)"))
             }
@@ -713,8 +737,9 @@ public actor MeshCoreSession {
             handlePush(frame)
             return
         }
-        // ERR and DISABLED answer the command in flight, whatever it asked for.
-        if let refused = replies.oldestWaiting {
+        // ERR and DISABLED answer the oldest command whose reply has not begun, whatever it
+        // asked for (a contact listing under way is answered around, not refused).
+        if let refused = replies.oldestAwaitingFirstMessage {
             let name = commandNames[refused] ?? "a cancelled command"
             switch frame {
             case .error(let code):
@@ -727,8 +752,28 @@ public actor MeshCoreSession {
                 break
             }
         }
-        if !replies.deliver(frame) {
-            unexpectedReply(frame)
+        switch replies.offer(frame) {
+        case .taken: break
+        case .absorbed: salvage(frame)
+        case .notTaken: unexpectedReply(frame)
+        }
+    }
+
+    /// The answer to a command given up on: a message the radio handed over has left its queue,
+    /// so it is published rather than lost; anything else is dropped.
+    private func salvage(_ frame: MeshCoreFrame) {
+        switch frame {
+        case .contactMessage(let message):
+            logger.info("Published a message fetched by a cancelled command")
+            eventBroadcaster.yield(.contactMessage(message), logger: logger)
+        case .channelMessage(let message):
+            logger.info("Published a message fetched by a cancelled command")
+            eventBroadcaster.yield(.channelMessage(message), logger: logger)
+        case .channelData(let datagram):
+            logger.info("Published a datagram fetched by a cancelled command")
+            eventBroadcaster.yield(.channelData(datagram), logger: logger)
+        default:
+            break
         }
     }
 

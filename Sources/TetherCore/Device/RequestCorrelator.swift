@@ -65,6 +65,10 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         /// Nobody will collect it: it only takes its reply (keeping later replies in their
         /// places) and is forgotten when the reply ends or its timeout passes.
         var abandoned = false
+        /// A ``Match/more`` message came: a multi-message reply is under way.
+        var begun = false
+        /// After a timeout, how long a stand-in stays armed to take the late reply.
+        var lingering: Duration?
     }
 
     /// The most messages kept per reply.
@@ -107,6 +111,27 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Arms a request whose timeout runs from now rather than from the call to
+    /// ``reply(to:timeout:keepingArmedOnCancel:)``: for requests sent back to back and
+    /// collected one after the other, each bounded from its own write.
+    ///
+    /// With `lingering`, a request that times out leaves a stand-in armed in its place for that
+    /// long (abandoned, see ``abandon(_:timeout:)``): a peer that answers in order and late
+    /// then has its late reply taken by the stand-in, not by a later request.
+    public func arm(timeout: Duration, lingering: Duration? = nil, _ accept: @escaping @Sendable (Message) -> Match) -> Ticket {
+        lock.withLock {
+            nextID += 1
+            var entry = Pending(accept: accept)
+            entry.lingering = lingering
+            entry.timeout = timeout
+            entry.timerGeneration = 1
+            entry.timer = startTimer(nextID, timeout, generation: 1)
+            pending[nextID] = entry
+            order.append(nextID)
+            return Ticket(id: nextID)
+        }
+    }
+
     /// Waits for the reply to `ticket`: throws `RequestCorrelatorError/timedOut` when
     /// `timeout` passes without a message of it (each ``Match/more`` message restarts it), the
     /// error given to ``fail(_:with:)`` or ``failAll(_:)``, or `CancellationError` when the
@@ -128,12 +153,18 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                         remove(ticket.id)
                         return result
                     }
+                    // Given up on (a cancellation that came before this wait began): nobody
+                    // collects it.
+                    guard !entry.abandoned else { return .failure(CancellationError()) }
                     guard entry.continuation == nil else { return .failure(RequestCorrelatorError.alreadyWaiting) }
                     entry.continuation = continuation
                     entry.waiter = waiter
-                    entry.timeout = timeout
-                    entry.timerGeneration += 1
-                    entry.timer = startTimer(ticket.id, timeout, generation: entry.timerGeneration)
+                    // A request armed with its own timeout keeps it.
+                    if entry.timer == nil {
+                        entry.timeout = timeout
+                        entry.timerGeneration += 1
+                        entry.timer = startTimer(ticket.id, timeout, generation: entry.timerGeneration)
+                    }
                     pending[ticket.id] = entry
                     return nil
                 }
@@ -149,7 +180,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
                 entry.continuation = nil
                 entry.waiter = nil
                 pending[ticket.id] = entry
-                abandonLocked(ticket.id, timeout: timeout)
+                abandonLocked(ticket.id, timeout: entry.timeout ?? timeout)
                 return continuation.map { continuation in { continuation.resume(throwing: CancellationError()) } }
             }
             resume?()
@@ -159,36 +190,54 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     /// Offers `message` to the armed requests, oldest first. Returns false when none took it.
     @discardableResult
     public func deliver(_ message: Message) -> Bool {
-        let (taken, resume) = lock.withLock { () -> (Bool, (() -> Void)?) in
+        offer(message) != .notTaken
+    }
+
+    /// What became of a message offered to the armed requests.
+    public enum Delivery: Sendable, Hashable {
+        /// A request took it.
+        case taken
+        /// A request given up on (``abandon(_:timeout:)``) took it, keeping later replies in
+        /// their places; nobody will read it, so the caller may want to salvage it.
+        case absorbed
+        /// No request took it.
+        case notTaken
+    }
+
+    /// Offers `message` to the armed requests, oldest first, and says who took it.
+    public func offer(_ message: Message) -> Delivery {
+        let (delivery, resume) = lock.withLock { () -> (Delivery, (() -> Void)?) in
             for id in order {
                 guard var entry = pending[id], entry.result == nil else { continue }
+                let taken: Delivery = entry.abandoned ? .absorbed : .taken
                 switch entry.accept(message) {
                 case .notMine:
                     continue
                 case .more:
+                    entry.begun = true
                     if entry.abandoned { entry.reply.omitted += 1 } else { keep(message, in: &entry) }
                     pending[id] = entry
                     let length = entry.reply.messages.count + entry.reply.omitted
                     if length > abandonAfter {
-                        return (true, settle(id, .failure(RequestCorrelatorError.replyTooLong(messages: length))))
+                        return (taken, settle(id, .failure(RequestCorrelatorError.replyTooLong(messages: length))))
                     }
                     entry.timer?.cancel()
                     entry.timerGeneration += 1
                     let generation = entry.timerGeneration
                     entry.timer = entry.timeout.map { startTimer(id, $0, generation: generation) }
                     pending[id] = entry
-                    return (true, nil)
+                    return (taken, nil)
                 case .complete:
                     // The closing message is always kept: it often carries the reply's summary.
                     entry.reply.messages.append(message)
                     pending[id] = entry
-                    return (true, settle(id, .success(entry.reply)))
+                    return (taken, settle(id, .success(entry.reply)))
                 }
             }
-            return (false, nil)
+            return (.notTaken, nil)
         }
         resume?()
-        return taken
+        return delivery
     }
 
     /// Ends the wait for `ticket` with `error` (a device's error reply; a write that failed).
@@ -197,7 +246,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         resume?()
     }
 
-    /// Forgets `ticket` without waking anyone (its write failed and nobody will wait for it).
+    /// Forgets `ticket` without waking anyone (its write failed and nobody will wait for it). A
+    /// request whose reply may still come should be abandoned instead (``abandon(_:timeout:)``),
+    /// so that the reply is not taken for a later request's.
     /// A request that is armed must be collected with ``reply(to:timeout:)`` or cancelled, or
     /// its entry stays.
     public func cancel(_ ticket: Ticket) {
@@ -244,7 +295,32 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         lock.withLock { order.first { pending[$0]?.result == nil }.map(Ticket.init(id:)) }
     }
 
+    /// The oldest armed request still waiting for the first message of its reply: the one an
+    /// error answers when the peer answers in order but streams a long reply over many turns,
+    /// answering other requests in between (MeshCore's contact listing).
+    public var oldestAwaitingFirstMessage: Ticket? {
+        lock.withLock {
+            order.first { id in pending[id].map { $0.result == nil && !$0.begun } ?? false }.map(Ticket.init(id:))
+        }
+    }
+
     // MARK: - Internals (called with the lock held)
+
+    /// An abandoned request in a timed-out one's place in the order, taking its late reply.
+    private func armStandIn(for entry: Pending, replacing id: Int, at place: Int, lingering: Duration) {
+        nextID += 1
+        var standIn = Pending(accept: entry.accept)
+        standIn.begun = entry.begun
+        pending[nextID] = standIn
+        // Right where the timed-out entry was, or just after it while its result waits to be
+        // collected.
+        if let index = order.firstIndex(of: id) {
+            order.insert(nextID, at: index + 1)
+        } else {
+            order.insert(nextID, at: min(place, order.count))
+        }
+        abandonLocked(nextID, timeout: lingering)
+    }
 
     private func abandonLocked(_ id: Int, timeout: Duration) {
         guard var entry = pending[id] else { return }
@@ -295,8 +371,13 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
             do { try await timeline.sleep(until: deadline) } catch { return }
             guard !Task.isCancelled, let self else { return }
             let resume = self.lock.withLock { () -> (() -> Void)? in
-                guard self.pending[id]?.timerGeneration == generation else { return nil }
-                return self.settle(id, .failure(RequestCorrelatorError.timedOut(timeout)))
+                guard let entry = self.pending[id], entry.timerGeneration == generation else { return nil }
+                let place = self.order.firstIndex(of: id)
+                let resume = self.settle(id, .failure(RequestCorrelatorError.timedOut(timeout)))
+                if let lingering = entry.lingering, !entry.abandoned, let place {
+                    self.armStandIn(for: entry, replacing: id, at: place, lingering: lingering)
+                }
+                return resume
             }
             resume?()
         }

@@ -12,9 +12,11 @@ import Darwin
 /// 1, 100 and 350 contacts on the radio, for Tether and for the public Python client, against
 /// the same emulated radio (a `tether mesh emulate` process on TCP) in the same run.
 ///
-/// - In-process: Tether's `ConnectionManager.connect()` (link, APP_START, DEVICE_QUERY, clock,
-///   contacts, channels, message drain, stored) against the Python client's own timing of the
-///   same steps (`create_tcp`, device query, time, contacts, every channel, drain).
+/// - In-process: the same steps, each client its own way: Tether's session pipelined (APP_START;
+///   DEVICE_QUERY, clock and contacts together; every channel together; drain), and
+///   `ConnectionManager.connect()` to ready with everything stored, against the Python client's
+///   own timing of its one-at-a-time steps (`create_tcp`, device query, time, contacts, every
+///   channel, drain).
 /// - Whole-process: from starting the program to its exit (`tether mesh run info` against a
 ///   Python script doing the steps above), with the peak resident memory of each.
 enum MeshStartupBench {
@@ -88,7 +90,7 @@ enum MeshStartupBench {
         FileManager.default.temporaryDirectory.appendingPathComponent("tether-bench-\(UUID().uuidString).sqlite").path
     }
 
-    /// Seconds for the Python client's steps through a `MeshCoreSession`: connect, APP_START,
+    /// Seconds for the Python client's steps, done Tether's way, through a `MeshCoreSession`: connect, APP_START,
     /// DEVICE_QUERY, the clock and contacts (pipelined), every channel (pipelined), the
     /// message drain.
     private static func tetherSessionSteps(port: Int, contacts: Int) async throws -> Double {

@@ -12,7 +12,7 @@ import Foundation
 /// let status = try await correlator.reply(to: ticket, timeout: .seconds(3)).last!
 /// ```
 ///
-/// - A reply that arrives before ``reply(to:timeout:)`` is called is kept for it: arming before
+/// - A reply that arrives before ``reply(to:timeout:keepingArmedOnCancel:)`` is called is kept for it: arming before
 ///   the write is enough, whatever the scheduling.
 /// - ``deliver(_:)`` offers a message to the armed requests, oldest first; the first whose
 ///   `accept` does not answer ``Match/notMine`` takes it. A ``Match/more`` frame is part of a
@@ -249,7 +249,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     /// Forgets `ticket` without waking anyone (its write failed and nobody will wait for it). A
     /// request whose reply may still come should be abandoned instead (``abandon(_:timeout:)``),
     /// so that the reply is not taken for a later request's.
-    /// A request that is armed must be collected with ``reply(to:timeout:)`` or cancelled, or
+    /// A request that is armed must be collected with ``reply(to:timeout:keepingArmedOnCancel:)`` or cancelled, or
     /// its entry stays.
     public func cancel(_ ticket: Ticket) {
         let (timer, waiting) = lock.withLock { () -> (Task<Void, Never>?, CheckedContinuation<Reply, any Error>?) in
@@ -341,7 +341,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     }
 
     /// Records `result`; hands it to a waiting continuation (returned, to resume outside the
-    /// lock) or keeps it for ``reply(to:timeout:)``.
+    /// lock) or keeps it for ``reply(to:timeout:keepingArmedOnCancel:)``.
     private func settle(_ id: Int, _ result: Result<Reply, any Error>) -> (() -> Void)? {
         guard var entry = pending[id], entry.result == nil else { return nil }
         entry.timer?.cancel()

@@ -85,6 +85,14 @@ struct EmulateCommand: AsyncParsableCommand {
         let termination = Termination(stdin: untilStdinCloses)
         let printer = ActivityPrinter()
         let setup = await EmulatedSetup.make(device.entry, log: { printer.line(terminalSafe($0)) })
+        try await Self.serve(setup, id: device.entry.id, termination: termination, printer: printer,
+                             readvertise: readvertise, security: security)
+    }
+
+    /// Serves `setup` through BlueZ until `termination` fires, printing every central's
+    /// activity; shuts `setup` down at the end. `id` names the emulator in messages.
+    static func serve(_ setup: EmulatedSetup, id: String, termination: Termination, printer: ActivityPrinter,
+                      readvertise: Double?, security: EmulatedSecurity) async throws {
         let configuration = BlueZPeripheralHostConfiguration(
             adapter: DriverSelection.current.adapter,
             readvertiseInterval: readvertise.map { .milliseconds(Int64(($0 * 1000).rounded())) },
@@ -121,9 +129,9 @@ struct EmulateCommand: AsyncParsableCommand {
             activity.cancel()
             ticker.cancel()
             await setup.shutdown()
-            throw CLIError("cannot serve \(device.entry.id) over BlueZ: \(started.flatMap { $0 } ?? "bluetoothd did not answer within 30 s")")
+            throw CLIError("cannot serve \(id) over BlueZ: \(started.flatMap { $0 } ?? "bluetoothd did not answer within 30 s")")
         }
-        printer.line("serving \(device.entry.id) (\"\(terminalSafe(setup.name ?? ""))\", services \(setup.services.map(\.uuidString).joined(separator: ", "))); Ctrl-C stops")
+        printer.line("serving \(id) (\"\(terminalSafe(setup.name ?? ""))\", services \(setup.services.map(\.uuidString).joined(separator: ", "))); Ctrl-C stops")
         let reason = await termination.wait()
         printer.line("\(reason): stopping")
         await host.stop()
@@ -134,7 +142,7 @@ struct EmulateCommand: AsyncParsableCommand {
         printer.tick()
         await setup.shutdown()
         if let reason = failure.get() {
-            throw CLIError("stopped serving \(device.entry.id): \(terminalSafe(reason))")
+            throw CLIError("stopped serving \(id): \(terminalSafe(reason))")
         }
         printer.line("stopped: advertisement and GATT application unregistered")
     }

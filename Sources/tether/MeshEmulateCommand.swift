@@ -4,6 +4,7 @@ import Foundation
 import MeshCore
 import TetherSimulator
 import MeshCoreEmulator
+import TetherCore
 
 /// `tether mesh emulate`: an emulated MeshCore companion radio inside a small simulated mesh,
 /// served over TCP (as a WiFi companion) and optionally a pseudo-terminal (as a USB one), so
@@ -17,7 +18,8 @@ struct MeshEmulate: AsyncParsableCommand {
             Ridge Repeater, Trail Club (a room server) and Weather Station (a sensor); the servers \
             take the password "password" (administrator) or "hello" (guest). It listens for one app \
             at a time on TCP with the companion protocol's stream framing; Alice and Bob chat on a \
-            script.
+            script. With --bluez it is served over the air instead (Linux, through bluetoothd), \
+            as a MeshCore BLE radio (Nordic UART) that phones and `tether mesh --ble` can reach.
             """)
 
     // `--listen`, not `--tcp`: under `tether mesh`, `--tcp` names the radio a client reaches.
@@ -33,6 +35,13 @@ struct MeshEmulate: AsyncParsableCommand {
     @Flag(help: "Do not script Alice's and Bob's chatter.")
     var quiet = false
 
+    @Flag(help: "Serve the radio over the air through BlueZ (bluetoothd) instead of TCP, as a MeshCore BLE radio.")
+    var bluez = false
+
+    /// Taken out of the command line with `--driver` (see ``DriverSelection``); here for the help.
+    @Option(help: ArgumentHelp("With --bluez: the BlueZ adapter that becomes the radio (default: the first powered one).", valueName: "hciN"))
+    var adapter: String?
+
     @Option(help: "Also know this many more contacts (chat nodes \"Node 0001\"…), for sync tests and benchmarks (at most \(MeshNetwork.demoMaximumExtraContacts)).")
     var contacts = 0
 
@@ -47,9 +56,13 @@ struct MeshEmulate: AsyncParsableCommand {
         guard (0...MeshNetwork.demoMaximumExtraContacts).contains(contacts) else {
             throw ValidationError("--contacts must be between 0 and \(MeshNetwork.demoMaximumExtraContacts)")
         }
+        if bluez, pty {
+            throw ValidationError("--bluez serves the radio over the air; it cannot also be on a pseudo-terminal (--pty)")
+        }
     }
 
     func run() async throws {
+        if bluez { return try await serveOverTheAir() }
         let (host, port) = try Self.endpoint(tcp)
         let startEpoch = UInt32(Date().timeIntervalSince1970), chatter = !quiet, extra = contacts
         let (network, server) = await { @SimulationActor in
@@ -77,6 +90,31 @@ struct MeshEmulate: AsyncParsableCommand {
         await Self.waitForTermination(stdin: untilStdinCloses)
         await server.close()
         await { @SimulationActor in network.shutdown() }()
+    }
+
+    /// `--bluez`: the same mesh's radio as a BLE peripheral through bluetoothd.
+    private func serveOverTheAir() async throws {
+        #if os(Linux)
+        // Before anything is registered: Ctrl-C from here on unregisters cleanly.
+        let termination = Termination(stdin: untilStdinCloses)
+        let printer = ActivityPrinter()
+        let startEpoch = UInt32(Date().timeIntervalSince1970), chatter = !quiet, extra = contacts
+        let setup = await { @SimulationActor in
+            let network = MeshNetwork.demo(clock: ContinuousClock(), startEpoch: startEpoch, chatter: chatter, extraContacts: extra)
+            network.observer = { _, event in printer.line(terminalSafe("mesh: \(event.description)")) }
+            let radio = VirtualRadio(clock: ContinuousClock())
+            let peripheral = MeshCoreEmulator(radio: network.radios[0]).makePeripheral(id: PeripheralID(UUID()))
+            radio.add(peripheral)
+            return EmulatedSetup(
+                radio: radio, peripheral: peripheral.id,
+                name: peripheral.advertisement.localName ?? peripheral.name,
+                services: peripheral.advertisement.serviceUUIDs,
+                centralConnected: {}, shutdown: { @SimulationActor in network.shutdown() })
+        }()
+        try await EmulateCommand.serve(setup, id: "mesh", termination: termination, printer: printer, readvertise: nil, security: .open)
+        #else
+        throw CLIError("--bluez needs Linux (bluetoothd); this system cannot serve an emulator over the air yet")
+        #endif
     }
 
     /// Splits HOST:PORT (the port may be 0).

@@ -93,10 +93,15 @@ struct SessionPipelineTests {
         #expect(await session.unexpectedReplyCount == 0)
     }
 
-    @Test("a silent radio fails a whole batch in one timeout, and the late answers are taken by stand-ins, not by the next read")
+    @Test("a silent radio fails a whole batch in one timeout; late answers go to stand-ins or, matching no read, nowhere")
     func timeoutsAndLateAnswers() async throws {
         let gate = Gate()
-        let world = await SessionWorld(window: 8, answerWhen: { $0.first?.code == 0x01 || gate.isOpen })
+        let world = await SessionWorld(window: 8, reply: { command in
+            if case .getChannel(let index) = command {
+                return [MeshCoreFrame.channelInfo(ChannelInfo(index: index, name: "C\(index)", secret: Data(repeating: index, count: 16))).encoded()]
+            }
+            return FakeRadio.standard(command)
+        }, answerWhen: { $0.first?.code == 0x01 || gate.isOpen })
         try await world.session.start()
         let before = world.clock.now
         let results = try await world.run {
@@ -106,12 +111,50 @@ struct SessionPipelineTests {
         for result in results {
             #expect(throws: MeshCoreError.timeout(command: "getChannel")) { try result.get() }
         }
-        // The radio wakes up: CHANNEL_INFO 0, ERR, ERR, ERR for the old reads come first, then
-        // the answer to a new read of channel 0.
+        // The radio wakes up: channels 0–3 for the old reads come first, then the answer to a new
+        // read of channel 2. Reads 0–2 had later reads behind them and left stand-ins; read 3's
+        // late answer matches no read (each takes its own index only).
         gate.open()
-        let info = try await world.run { try await world.session.channel(0) }
-        #expect(info.name == "Public")
-        #expect(await world.session.unexpectedReplyCount == 0)
+        let info = try await world.run { try await world.session.channel(2) }
+        #expect(info.name == "C2")
+        let unexpected = await world.session.unexpectedReplyCount
+        #expect(unexpected == 1, "late answers nobody took: \(unexpected)")
+    }
+
+    @Test("a reply the radio lost leaves nothing behind: the next command of the same kind, or a refused one, gets its own answer")
+    func lostReplyDoesNotPoison() async throws {
+        let lost = Counter()
+        let world = await SessionWorld(window: 8, reply: { command in
+            switch command {
+            case .getDeviceTime where lost.next() == 0: []
+            case .setDeviceTime: [Data([0x01, 0x06])]
+            default: FakeRadio.standard(command)
+            }
+        })
+        try await world.session.start()
+        let session = world.session
+        await #expect(throws: MeshCoreError.timeout(command: "getDeviceTime")) { try await world.run { try await session.deviceTime() } }
+        #expect(try await world.run { try await session.deviceTime() } == FakeRadio.radioClock)
+        await #expect(throws: MeshCoreError.commandFailed(command: "setDeviceTime", code: .illegalArgument)) {
+            try await world.run { try await session.setDeviceTime(1) }
+        }
+    }
+
+    @Test("at most 64 bytes of commands await replies: small ones go together, large ones one by one")
+    func byteBudget() async throws {
+        // The radio answers only with two commands waiting: one held alone times out.
+        let world = await SessionWorld(window: 8, answerWhen: { $0.count >= 2 || $0.first?.code == 0x01 })
+        try await world.session.start()
+        let post = { @Sendable (text: String) in
+            MeshCoreRequest<Void>(.sendChannelTextMessage(channel: 0, timestamp: 1, text: text),
+                                  accept: { if case .ok = $0 { .complete } else { .notMine } }, read: { _ in })
+        }
+        let small = try await world.run { try await world.session.perform([post("hi"), post("yo")]) }
+        #expect(small.allSatisfy { (try? $0.get()) != nil })
+        let long = String(repeating: "x", count: 40)
+        let large = try await world.run { try await world.session.perform([post(long), post(long)]) }
+        #expect(throws: MeshCoreError.timeout(command: "sendChannelTextMessage")) { try large[0].get() }
+        #expect((try? large[1].get()) != nil)
     }
 
     @Test("a command whose task is cancelled before it runs sends nothing and leaves the session usable")
@@ -119,8 +162,10 @@ struct SessionPipelineTests {
         let world = await SessionWorld(window: 8)
         try await world.session.start()
         let session = world.session
-        let cancelled = Task { try await session.batteryAndStorage() }
-        cancelled.cancel()
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await session.batteryAndStorage()
+        }
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         #expect(try await world.run { try await session.deviceTime() } == FakeRadio.radioClock)
         #expect(await !world.radio.codes.contains(0x14))
@@ -143,7 +188,9 @@ struct SessionPipelineTests {
         await #expect(throws: CancellationError.self) { try await fetch.value }
         gate.open()
         _ = try await world.run { try await session.deviceTime() }
-        await events.until { $0.contains { if case .channelMessage(let m) = $0 { m.text == "Bob: still there?" } else { false } } }
+        try await world.until {
+            await events.items.contains { if case .channelMessage(let m) = $0 { m.text == "Bob: still there?" } else { false } }
+        }
         #expect(await session.unexpectedReplyCount == 0)
     }
 

@@ -101,6 +101,11 @@ import Testing
         // The emulator listens where --listen says (port 0: any free one).
         let emulate = try #require(try Tether.parseAsRoot(["mesh", "emulate", "--listen", "127.0.0.1:0"]) as? MeshEmulate)
         #expect(emulate.tcp == "127.0.0.1:0")
+        #expect(!emulate.bluez)
+        // Or over the air, with as many contacts as asked, but not on a pseudo-terminal as well.
+        let overTheAir = try #require(try Tether.parseAsRoot(["mesh", "emulate", "--bluez", "--contacts", "20"]) as? MeshEmulate)
+        #expect(overTheAir.bluez && overTheAir.contacts == 20)
+        #expect(throws: (any Error).self) { try Tether.parseAsRoot(["mesh", "emulate", "--bluez", "--pty"]) }
     }
 }
 

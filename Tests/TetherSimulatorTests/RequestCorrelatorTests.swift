@@ -178,4 +178,20 @@ struct RequestCorrelatorTests {
         #expect(try await correlator.reply(to: next, timeout: .seconds(1)).messages == [1])
         #expect(correlator.armedCount == 0)
     }
+
+    @Test func aStandInIsDroppedOnceALaterRequestIsAnswered() async throws {
+        let time = TestTime(), clock = time.clock
+        let correlator = RequestCorrelator<Int>(clock: clock)
+        let lost = correlator.arm(timeout: .seconds(1), lingering: .seconds(3)) { $0 == 1 ? .complete : .notMine }
+        let later = correlator.arm(timeout: .seconds(10)) { $0 == 2 ? .complete : .notMine }
+        let waiting = Task { try? await correlator.reply(to: lost, timeout: .seconds(1)) }
+        await time.advance(.milliseconds(1_100))
+        _ = await waiting.value
+        #expect(correlator.armedCount == 2, "a stand-in for the lost reply, and the later request")
+        // The peer answers the later request: it has moved past the lost reply.
+        #expect(correlator.offer(2) == .taken)
+        #expect(correlator.offer(1) == .notTaken, "the stand-in is gone")
+        #expect(try await correlator.reply(to: later, timeout: .seconds(1)).messages == [2])
+        #expect(correlator.armedCount == 0)
+    }
 }

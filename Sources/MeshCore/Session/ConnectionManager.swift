@@ -297,9 +297,16 @@ public actor ConnectionManager {
             // by the listing's allowance (over BLE the firmware spaces notifications 60 ms
             // apart: 21 s for 350 contacts).
             let askedAt = wallClock()
-            let (device, radioTime, listed) = try await within(.contacts, timeout: configuration.contactsTimeout) { [session] in
-                try await session.perform(
-                    .deviceQuery(protocolVersion: session.configuration.protocolVersion), .deviceTime, .contacts())
+            let (device, radioTime, listed): (Result<DeviceInfo, MeshCoreError>, Result<UInt32, MeshCoreError>, Result<ContactList, MeshCoreError>)
+            do {
+                (device, radioTime, listed) = try await within(.contacts, timeout: configuration.contactsTimeout) { [session] in
+                    try await session.perform(
+                        .deviceQuery(protocolVersion: session.configuration.protocolVersion), .deviceTime, .contacts())
+                }
+            } catch MeshCoreError.timeout(let command) where command == StartupStep.contacts.rawValue {
+                // The exchange as a whole outlasted the listing's allowance.
+                step = .contacts
+                throw MeshCoreError.timeout(command: command)
             }
             try checkCurrent(mine)
             deviceInfo = try device.get()
@@ -369,7 +376,8 @@ public actor ConnectionManager {
         guard drift > limit else { return }
         logger.info("Setting the radio's clock", metadata: ["drift": "\(Int(drift)) s"])
         do {
-            try await session.setDeviceTime(UInt32(clamping: Int64(ours)))
+            // Now, not when the radio was asked: a long listing came in between.
+            try await session.setDeviceTime(UInt32(clamping: Int64(wallClock().timeIntervalSince1970)))
         } catch let error as MeshCoreError where error.radioErrorCode == .illegalArgument {
             // The radio's clock is ahead and it will not go back (monotonic rule): keep going.
             logger.warning("The radio refused an earlier time; its clock stays ahead", metadata: ["drift": "\(Int(drift)) s"])

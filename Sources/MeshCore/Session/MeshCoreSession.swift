@@ -539,24 +539,27 @@ public actor MeshCoreSession {
         var next = 0
         while next < batch.count || !awaiting.isEmpty {
             // Fill the window; a cancelled caller sends nothing more.
-            while next < batch.count, awaiting.count < window, bytesAwaited < Self.pipelinedBytes || awaiting.isEmpty {
+            while next < batch.count, awaiting.count < window {
                 if Task.isCancelled {
                     abandon(awaiting.map(\.ticket))
                     throw CancellationError()
                 }
                 let index = next
-                next += 1
                 let command = batch[index].command, accept = batch[index].accept
                 let name = Self.name(of: command)
                 let bytes: Data
                 do { bytes = try command.encoded() } catch {
                     results[index] = .failure(.invalidCommand(error))
+                    next += 1
                     continue
                 }
+                // Within the byte budget, counting this one (framed); alone, any length goes.
+                guard awaiting.isEmpty || bytesAwaited + bytes.count + 3 <= Self.pipelinedBytes else { break }
+                next += 1
                 // Each command's timeout runs from its own write, not from when the ones before
                 // it were answered: a silent radio fails a batch in one timeout, not one each.
-                // One that times out leaves a stand-in for a while: the radio answers in order,
-                // and its late answer must not be taken for a later command's.
+                // One that times out while later ones wait leaves a stand-in for a while: the
+                // radio answers in order, and its late answer must not be taken for theirs.
                 let ticket = replies.arm(timeout: configuration.commandTimeout, lingering: configuration.commandTimeout) { frame in
                     switch accept(frame) {
                     case .complete: .complete
@@ -727,7 +730,11 @@ public actor MeshCoreSession {
             logger.warning("Skipped a malformed frame", metadata: ["error": "\(error)", "bytes": "\(bytes.count)"])
             // Replies come in command order: an unreadable reply is the answer to the command
             // in flight, which fails now rather than waiting out its timeout.
-            if let code = bytes.first, code < 0x80, let waiting = replies.oldestAwaitingFirstMessage {
+            // A broken frame of a listing (contacts) is the listing's, under way or not; any
+            // other is the answer of the oldest command whose reply has not begun.
+            let listing = [MeshCoreResponseCode.contactsStart, .contact, .endOfContacts].map(\.rawValue)
+            if let code = bytes.first, code < 0x80,
+               let waiting = listing.contains(code) ? replies.oldestWaiting : replies.oldestAwaitingFirstMessage {
                 let name = commandNames[waiting] ?? "a cancelled command"
                 replies.fail(waiting, with: MeshCoreError.malformedReply(command: name, reason: "\(error)"))
             }

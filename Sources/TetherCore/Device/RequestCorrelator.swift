@@ -21,7 +21,10 @@ import Foundation
 ///   closing one (the rest are counted in ``Reply/omitted``), and nothing is kept for a message no request takes (``deliver(_:)``
 ///   returns false and the caller decides: publish it, log it).
 /// - ``failAll(_:)`` (the link went down) and task cancellation end waits with an error; a
-///   timed-out request is forgotten, so a late reply is not taken by it.
+///   timed-out request is forgotten, so a late reply is not taken by it — unless it was armed
+///   with `lingering` and later requests wait behind it: then a stand-in takes its late reply
+///   for a while (for peers that answer in order). A request given up on can stay armed the
+///   same way (``abandon(_:timeout:)``).
 ///
 /// It is a lock-protected class rather than an actor so that a client's receive path (often
 /// synchronous, inside the client's own actor) can deliver without a hop.
@@ -69,6 +72,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         var begun = false
         /// After a timeout, how long a stand-in stays armed to take the late reply.
         var lingering: Duration?
+        /// A timed-out request's stand-in: dropped once a later request takes a message (the
+        /// peer, answering in order, has moved past the reply it waited for).
+        var standIn = false
     }
 
     /// The most messages kept per reply.
@@ -210,6 +216,15 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
             for id in order {
                 guard var entry = pending[id], entry.result == nil else { continue }
                 let taken: Delivery = entry.abandoned ? .absorbed : .taken
+                if !entry.abandoned, entry.accept(message) != .notMine {
+                    // Stand-ins older than the request answered now wait for replies that were
+                    // lost: a peer answering in order has moved past them.
+                    let stale = order.prefix { $0 != id }.filter { pending[$0]?.standIn == true && pending[$0]?.begun == false }
+                    for standIn in stale {
+                        pending[standIn]?.timer?.cancel()
+                        remove(standIn)
+                    }
+                }
                 switch entry.accept(message) {
                 case .notMine:
                     continue
@@ -311,6 +326,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         nextID += 1
         var standIn = Pending(accept: entry.accept)
         standIn.begun = entry.begun
+        standIn.standIn = true
         pending[nextID] = standIn
         // Right where the timed-out entry was, or just after it while its result waits to be
         // collected.
@@ -373,8 +389,11 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
             let resume = self.lock.withLock { () -> (() -> Void)? in
                 guard let entry = self.pending[id], entry.timerGeneration == generation else { return nil }
                 let place = self.order.firstIndex(of: id)
+                let hasLater = place.map { $0 + 1 < self.order.count } ?? false
                 let resume = self.settle(id, .failure(RequestCorrelatorError.timedOut(timeout)))
-                if let lingering = entry.lingering, !entry.abandoned, let place {
+                // Only while later requests wait behind it (a peer answering in order answers it
+                // first), and never for one whose reply came meanwhile.
+                if let lingering = entry.lingering, !entry.abandoned, entry.result == nil, let place, hasLater {
                     self.armStandIn(for: entry, replacing: id, at: place, lingering: lingering)
                 }
                 return resume

@@ -558,9 +558,12 @@ public actor MeshCoreSession {
                 next += 1
                 // Each command's timeout runs from its own write, not from when the ones before
                 // it were answered: a silent radio fails a batch in one timeout, not one each.
-                // One that times out while later ones wait leaves a stand-in for a while: the
-                // radio answers in order, and its late answer must not be taken for theirs.
-                let ticket = replies.arm(timeout: configuration.commandTimeout, lingering: configuration.commandTimeout) { frame in
+                // One that times out with more of the batch behind it (sent or to come) leaves a
+                // stand-in for a while: the radio answers in order, and its late answer must not
+                // be taken for theirs. A batch's last command, or a single one, leaves none: a
+                // lost reply must not cost the next command its answer.
+                let lingering = index < batch.count - 1 ? configuration.commandTimeout : nil
+                let ticket = replies.arm(timeout: configuration.commandTimeout, lingering: lingering) { frame in
                     switch accept(frame) {
                     case .complete: .complete
                     case .more: .more
@@ -734,7 +737,8 @@ public actor MeshCoreSession {
             // other is the answer of the oldest command whose reply has not begun.
             let listing = [MeshCoreResponseCode.contactsStart, .contact, .endOfContacts].map(\.rawValue)
             if let code = bytes.first, code < 0x80,
-               let waiting = listing.contains(code) ? replies.oldestWaiting : replies.oldestAwaitingFirstMessage {
+               let waiting = listing.contains(code)
+                ? (replies.oldestUnderWay ?? replies.oldestAwaitingFirstMessage) : replies.oldestAwaitingFirstMessage {
                 let name = commandNames[waiting] ?? "a cancelled command"
                 replies.fail(waiting, with: MeshCoreError.malformedReply(command: name, reason: "\(error)"))
             }

@@ -75,6 +75,18 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         /// A timed-out request's stand-in: dropped once a later request takes a message (the
         /// peer, answering in order, has moved past the reply it waited for).
         var standIn = false
+
+        /// Whether the peer answered this request (a message of its reply, or an error it
+        /// sent), as opposed to nothing yet or only a timeout.
+        var heardFrom: Bool {
+            guard !abandoned else { return false }
+            if begun || !reply.messages.isEmpty || reply.omitted > 0 { return true }
+            switch result {
+            case .success?: return true
+            case .failure(let error)?: return !(error is RequestCorrelatorError)
+            case nil: return false
+            }
+        }
     }
 
     /// The most messages kept per reply.
@@ -123,7 +135,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     ///
     /// With `lingering`, a request that times out leaves a stand-in armed in its place for that
     /// long (abandoned, see ``abandon(_:timeout:)``): a peer that answers in order and late
-    /// then has its late reply taken by the stand-in, not by a later request.
+    /// then has its late reply taken by the stand-in, not by a later request. No stand-in is
+    /// left when a later request was already answered (the reply was lost, not late); give
+    /// `lingering` only to requests that more will follow.
     public func arm(timeout: Duration, lingering: Duration? = nil, _ accept: @escaping @Sendable (Message) -> Match) -> Ticket {
         lock.withLock {
             nextID += 1
@@ -216,16 +230,21 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
             for id in order {
                 guard var entry = pending[id], entry.result == nil else { continue }
                 let taken: Delivery = entry.abandoned ? .absorbed : .taken
-                if !entry.abandoned, entry.accept(message) != .notMine {
-                    // Stand-ins older than the request answered now wait for replies that were
-                    // lost: a peer answering in order has moved past them.
-                    let stale = order.prefix { $0 != id }.filter { pending[$0]?.standIn == true && pending[$0]?.begun == false }
-                    for standIn in stale {
-                        pending[standIn]?.timer?.cancel()
-                        remove(standIn)
+                let match = entry.accept(message)
+                if match != .notMine {
+                    // Requests given up on that are older than the one answered now, and never
+                    // began a reply, wait for replies that were lost: a peer answering in order
+                    // has moved past them.
+                    let stale = order.prefix { $0 != id }.filter { older in
+                        guard let entry = pending[older] else { return false }
+                        return entry.abandoned && !entry.begun && entry.result == nil
+                    }
+                    for older in stale {
+                        pending[older]?.timer?.cancel()
+                        remove(older)
                     }
                 }
-                switch entry.accept(message) {
+                switch match {
                 case .notMine:
                     continue
                 case .more:
@@ -310,6 +329,14 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         lock.withLock { order.first { pending[$0]?.result == nil }.map(Ticket.init(id:)) }
     }
 
+    /// The oldest armed request whose multi-message reply is under way (a ``Match/more``
+    /// message came): the one a broken part of such a reply belongs to.
+    public var oldestUnderWay: Ticket? {
+        lock.withLock {
+            order.first { id in pending[id].map { $0.result == nil && $0.begun } ?? false }.map(Ticket.init(id:))
+        }
+    }
+
     /// The oldest armed request still waiting for the first message of its reply: the one an
     /// error answers when the peer answers in order but streams a long reply over many turns,
     /// answering other requests in between (MeshCore's contact listing).
@@ -389,11 +416,12 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
             let resume = self.lock.withLock { () -> (() -> Void)? in
                 guard let entry = self.pending[id], entry.timerGeneration == generation else { return nil }
                 let place = self.order.firstIndex(of: id)
-                let hasLater = place.map { $0 + 1 < self.order.count } ?? false
+                // A peer answering in order that answered a later request has moved past this
+                // one: its reply was lost, and a stand-in would only take someone else's.
+                let laterHeard = place.map { self.order[($0 + 1)...].contains { self.pending[$0]?.heardFrom == true } } ?? false
                 let resume = self.settle(id, .failure(RequestCorrelatorError.timedOut(timeout)))
-                // Only while later requests wait behind it (a peer answering in order answers it
-                // first), and never for one whose reply came meanwhile.
-                if let lingering = entry.lingering, !entry.abandoned, entry.result == nil, let place, hasLater {
+                // Never for one whose reply came meanwhile.
+                if let lingering = entry.lingering, !entry.abandoned, entry.result == nil, let place, !laterHeard {
                     self.armStandIn(for: entry, replacing: id, at: place, lingering: lingering)
                 }
                 return resume

@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Tether",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    // The floors where CoreBluetooth has what the driver uses (the disconnection callback with
+    // `isReconnecting` and auto-reconnect: iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1).
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherStorage", targets: ["TetherStorage"]),

@@ -35,7 +35,13 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     private let commands: AsyncStream<Command>.Continuation
     private var radioState: CentralState = .unknown
     private var scanning = false
-    private var known: [UUID: CBPeripheral] = [:]
+    /// The services the running scan asked for (nil: all).
+    private var scanServices: [CBUUID]?
+    /// Held weakly, as Apple's manager holds them: the app retains what it uses, and a
+    /// peripheral released while connecting or connected has its connection cancelled.
+    private var known: [UUID: WeakPeripheral] = [:]
+
+    private struct WeakPeripheral { weak var peripheral: CBPeripheral? }
 
     typealias Command = @Sendable (SimulatedDriver) async -> Void
 
@@ -122,7 +128,10 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
         guard requirePoweredOn() else { return }
         let services = serviceUUIDs?.map(\.value)
         let duplicates = Self.flag(options?[CBCentralManagerScanOptionAllowDuplicatesKey])
-        managerLock.withLock { scanning = true }
+        managerLock.withLock {
+            scanning = true
+            scanServices = serviceUUIDs
+        }
         submit { await $0.scan(services: services, allowDuplicates: duplicates) }
     }
 
@@ -138,6 +147,10 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     /// options are accepted and have no effect.
     open func connect(_ peripheral: CBPeripheral, options: [String: Any]? = nil) {
         guard requirePoweredOn() else { return }
+        guard !peripheral.isInvalidated else {
+            misuse("<CBPeripheral \(peripheral.identifier.uuidString)> is invalid: it was handed out before Bluetooth reset")
+            return
+        }
         let connectOptions = ConnectOptions(
             enableAutoReconnect: Self.flag(options?[CBConnectPeripheralOptionEnableAutoReconnect]),
             notifyOnDisconnection: Self.flag(options?[CBConnectPeripheralOptionNotifyOnDisconnectionKey]),
@@ -150,6 +163,10 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     /// Cancels a pending or established connection; `didDisconnectPeripheral` follows.
     open func cancelPeripheralConnection(_ peripheral: CBPeripheral) {
         guard requirePoweredOn() else { return }
+        guard !peripheral.isInvalidated else {
+            misuse("<CBPeripheral \(peripheral.identifier.uuidString)> is invalid: it was handed out before Bluetooth reset")
+            return
+        }
         peripheral.cancelRequested()
         let id = peripheral.peripheralID
         submit { await $0.cancelConnection(id) }
@@ -163,7 +180,7 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     /// The peripherals connected through this manager that have one of `serviceUUIDs` among
     /// their discovered services.
     open func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBUUID]) -> [CBPeripheral] {
-        let all = managerLock.withLock { Array(known.values) }
+        let all = managerLock.withLock { known.values.compactMap(\.peripheral) }
         return all.filter { peripheral in
             peripheral.state == .connected
                 && (peripheral.services ?? []).contains { service in serviceUUIDs.contains(service.uuid) }
@@ -196,14 +213,23 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
 
     func peripheral(for id: PeripheralID, name: String?) -> CBPeripheral {
         managerLock.withLock {
-            if let existing = known[id.uuid] {
+            if let existing = known[id.uuid]?.peripheral {
                 if let name { existing.updateName(name) }
                 return existing
             }
             let created = CBPeripheral(id: id, name: name, manager: self)
-            known[id.uuid] = created
+            known = known.filter { $0.value.peripheral != nil }
+            known[id.uuid] = WeakPeripheral(peripheral: created)
             return created
         }
+    }
+
+    /// A peripheral object was released while its connection was asked for or up: Apple cancels
+    /// such connections (and the app hears nothing more of it).
+    func peripheralReleased(_ id: PeripheralID, whileLinked linked: Bool) {
+        guard linked else { return }
+        misuse("<CBPeripheral \(id.uuid.uuidString)> was released while connecting or connected; its connection is cancelled")
+        submit { await $0.cancelConnection(id) }
     }
 
     func authorizationChanged() {
@@ -239,12 +265,18 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
         let next = effectiveState
         let peripherals: [CBPeripheral]? = managerLock.withLock {
             guard next != currentState else { return nil }
+            let previous = currentState
             currentState = next
             if next != .poweredOn { scanning = false }
-            return Array(known.values)
+            let all = known.values.compactMap(\.peripheral)
+            // A reset (or a return to unknown after the stack was up) invalidates every
+            // peripheral object: Apple's are stale after it, and new ones are handed out.
+            if next == .resetting || (next == .unknown && previous != .unknown) { known.removeAll() }
+            return all
         }
         guard let peripherals else { return }
         if next != .poweredOn { for peripheral in peripherals { peripheral.linkDown(reconnecting: false) } }
+        if next == .resetting || next == .unknown { for peripheral in peripherals { peripheral.invalidate() } }
         delegate?.centralManagerDidUpdateState(self)
     }
 
@@ -283,8 +315,18 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             updateState()
         case .discovered(let found):
             guard isScanning else { return }
+            var data = Self.advertisementData(found.advertisement)
+            if backend?.backgroundAdvertisers.contains(found.id.uuid) == true {
+                // A backgrounded iOS advertiser: its services only in the overflow area, no
+                // name, and seen only by a scan that names one of its services.
+                let wanted = managerLock.withLock { scanServices }
+                guard let wanted, found.advertisement.serviceUUIDs.contains(where: { wanted.contains(CBUUID($0)) }) else { return }
+                data[CBAdvertisementDataServiceUUIDsKey] = nil
+                data[CBAdvertisementDataLocalNameKey] = nil
+                data[CBAdvertisementDataOverflowServiceUUIDsKey] = found.advertisement.serviceUUIDs.map(CBUUID.init)
+            }
             let peripheral = peripheral(for: found.id, name: found.name)
-            delegate?.centralManager(self, didDiscover: peripheral, advertisementData: Self.advertisementData(found.advertisement), rssi: NSNumber(value: found.rssi))
+            delegate?.centralManager(self, didDiscover: peripheral, advertisementData: data, rssi: NSNumber(value: found.rssi))
         case .connected(let id):
             let peripheral = peripheral(for: id, name: nil)
             peripheral.linkUp(links[id] ?? LinkInfo(connected: true, mtu: 23, writeBuffer: 1))

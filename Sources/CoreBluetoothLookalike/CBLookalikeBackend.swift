@@ -37,6 +37,7 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     private let lock = NSLock()
     private var unclaimedLaunch: SimulatedDriver?
     private var authorizationValue: CBManagerAuthorization = .allowedAlways
+    private var background: Set<UUID> = []
     private var managers: [WeakManager] = []
     private var misuses: [String] = []
 
@@ -109,6 +110,14 @@ public final class CBLookalikeBackend: @unchecked Sendable {
             }
             for manager in live { manager.authorizationChanged() }
         }
+    }
+
+    /// Peripherals advertising from an app in the background on iOS: their service UUIDs travel
+    /// only in the advertisement's overflow area (`CBAdvertisementDataOverflowServiceUUIDsKey`),
+    /// without a local name, and only scans that ask for one of those services see them.
+    public var backgroundAdvertisers: Set<UUID> {
+        get { lock.withLock { background } }
+        set { lock.withLock { background = newValue } }
     }
 
     /// Every "API MISUSE" this backend's managers logged, oldest first (a look-alike diagnostic).

@@ -28,12 +28,19 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
     /// Writes without response the mirror believes the controller can still take; the radio's
     /// readiness events refill it (see `deliver(_:)`).
     private var writeCredits = 0
+    /// Bluetooth reset since this object was handed out: it is stale, as Apple's are.
+    private var invalidated = false
 
     init(id: PeripheralID, name: String?, manager: CBCentralManager) {
         self.peripheralID = id
         self.currentName = name
         self.manager = manager
         super.init(identifier: id.uuid)
+    }
+
+    deinit {
+        let linked = currentState == .connecting || currentState == .connected
+        if !invalidated { manager?.peripheralReleased(peripheralID, whileLinked: linked) }
     }
 
     /// The GAP name, once known.
@@ -125,6 +132,10 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
 
     private func requireConnected() -> CBCentralManager? {
         guard let manager else { return nil }
+        guard !isInvalidated else {
+            manager.misuse("<CBPeripheral \(identifier.uuidString)> is invalid: it was handed out before Bluetooth reset")
+            return nil
+        }
         guard manager.state == .poweredOn, state == .connected else {
             manager.misuse("<CBPeripheral \(identifier.uuidString)> can only accept commands while in the connected state")
             return nil
@@ -141,6 +152,11 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
     }
 
     func updateName(_ name: String) { lock.withLock { currentName = name } }
+
+    /// Whether a Bluetooth reset made this object stale.
+    var isInvalidated: Bool { lock.withLock { invalidated } }
+
+    func invalidate() { lock.withLock { invalidated = true } }
 
     func connectRequested() {
         lock.withLock { if currentState == .disconnected { currentState = .connecting } }

@@ -1,5 +1,7 @@
 #if !canImport(CoreBluetooth)
 import CoreBluetoothLookalike
+import Foundation
+import Logging
 import TetherCore
 import TetherSimulator
 
@@ -9,10 +11,14 @@ import TetherSimulator
 extension CoreBluetoothDriver {
     /// The driver on the look-alike of `radio`, for the radio's first app launch (create one per
     /// radio; ``relaunchedOnLookalike(of:restoreIdentifier:)`` for the next).
-    package static func onLookalike(of radio: VirtualRadio, restoreIdentifier: String? = nil, autoReconnect: Bool = true) async -> CoreBluetoothDriver {
+    package static func onLookalike(
+        of radio: VirtualRadio, restoreIdentifier: String? = nil, autoReconnect: Bool = true,
+        queue: DispatchQueue? = nil, peripheralCacheLimit: Int = 256
+    ) async -> CoreBluetoothDriver {
         let backend = await CBLookalikeBackend.backend(for: radio)
         return CBLookalikeBackend.$current.withValue(backend) {
-            CoreBluetoothDriver(restoreIdentifier: restoreIdentifier, autoReconnect: autoReconnect)
+            CoreBluetoothDriver(queue: queue, restoreIdentifier: restoreIdentifier, showPowerAlert: false, autoReconnect: autoReconnect,
+                                peripheralCacheLimit: peripheralCacheLimit, logger: Logger(label: "tether.corebluetooth"))
         }
     }
 

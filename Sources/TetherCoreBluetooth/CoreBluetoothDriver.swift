@@ -34,8 +34,7 @@ public enum BluetoothAuthorization: String, Sendable, Hashable {
 public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDelegate, CBPeripheralDelegate, @unchecked Sendable {
     public let events: AsyncStream<BLEDriverEvent>
     public let name = "corebluetooth"
-    /// True when the OS can reconnect by itself (iOS 17 / macOS 14 and later) and the
-    /// initializer allowed it.
+    /// True when the initializer allowed the OS to reconnect by itself (every supported OS can).
     public let supportsAutoReconnect: Bool
 
     private let continuation: AsyncStream<BLEDriverEvent>.Continuation
@@ -45,31 +44,52 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
     private var central: CBCentralManager?
     /// Strong references: CoreBluetooth cancels connections to peripherals nobody retains.
     private var peripherals: [UUID: CBPeripheral] = [:]
+    /// Peripherals with a connection asked for or up: kept whatever else is seen.
+    private var linked: Set<UUID> = []
+    /// The other peripherals, least recently seen first: at most ``peripheralCacheLimit`` are
+    /// kept, so a long scan (or one allowing duplicates) does not grow without bound.
+    private var unlinkedOrder: [UUID] = []
+    /// How many peripherals not linked are kept.
+    package let peripheralCacheLimit: Int
 
     /// Creates the driver and its `CBCentralManager`.
     ///
     /// - Parameters:
-    ///   - queue: A serial queue for CoreBluetooth's callbacks; nil creates a private one.
+    ///   - queue: Where CoreBluetooth's callbacks run (a private serial queue targets it, so a
+    ///     concurrent queue is fine); nil: a private queue of their own.
     ///   - restoreIdentifier: Opts into state restoration
     ///     (`CBCentralManagerOptionRestoreIdentifierKey`); restored peripherals arrive as
     ///     `BLEDriverEvent/willRestoreState(_:)` before the first state change.
     ///   - showPowerAlert: Lets the system alert the user when Bluetooth is off.
     ///   - autoReconnect: Allows `CBConnectPeripheralOptionEnableAutoReconnect` where the OS has it.
     ///   - logger: Where the driver logs.
-    public init(
+    public convenience init(
         queue: DispatchQueue? = nil,
         restoreIdentifier: String? = nil,
         showPowerAlert: Bool = false,
         autoReconnect: Bool = true,
         logger: Logger = Logger(label: "tether.corebluetooth")
     ) {
-        self.queue = queue ?? DispatchQueue(label: "tether.corebluetooth")
+        self.init(queue: queue, restoreIdentifier: restoreIdentifier, showPowerAlert: showPowerAlert,
+                  autoReconnect: autoReconnect, peripheralCacheLimit: 256, logger: logger)
+    }
+
+    package init(
+        queue: DispatchQueue?,
+        restoreIdentifier: String?,
+        showPowerAlert: Bool,
+        autoReconnect: Bool,
+        peripheralCacheLimit: Int,
+        logger: Logger
+    ) {
+        // A caller's queue may be concurrent, which would run callbacks side by side and out of
+        // order: a private serial queue targeting it keeps them one at a time, in order, on the
+        // caller's threads.
+        self.queue = DispatchQueue(label: "tether.corebluetooth", target: queue)
+        self.peripheralCacheLimit = max(1, peripheralCacheLimit)
         self.logger = logger
-        if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
-            supportsAutoReconnect = autoReconnect
-        } else {
-            supportsAutoReconnect = false
-        }
+        // Every platform floor the package declares has auto-reconnect.
+        supportsAutoReconnect = autoReconnect
         // Unbounded: a dropped driver event would wedge the connection state machine.
         (events, continuation) = AsyncStream.makeStream(of: BLEDriverEvent.self, bufferingPolicy: .unbounded)
         super.init()
@@ -124,9 +144,10 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
                 CBConnectPeripheralOptionNotifyOnDisconnectionKey: NSNumber(value: options.notifyOnDisconnection),
                 CBConnectPeripheralOptionNotifyOnNotificationKey: NSNumber(value: options.notifyOnNotification),
             ]
-            if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *), supportsAutoReconnect, options.enableAutoReconnect {
+            if supportsAutoReconnect, options.enableAutoReconnect {
                 connectOptions[CBConnectPeripheralOptionEnableAutoReconnect] = NSNumber(value: true)
             }
+            link(target.identifier)
             central.connect(target, options: connectOptions)
         }
     }
@@ -213,12 +234,26 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
         if state == .unauthorized {
             logger.warning("Bluetooth is not authorized", metadata: ["authorization": "\(Self.authorization.rawValue)"])
         }
+        if state == .resetting || state == .unknown, !peripherals.isEmpty {
+            // The stack restarted: every CBPeripheral it handed out is invalid. Fresh ones come
+            // from discovery or `retrievePeripherals(withIdentifiers:)`.
+            logger.info("Bluetooth is \(state); forgetting \(peripherals.count) peripheral object(s)")
+            peripherals.removeAll()
+            linked.removeAll()
+            unlinkedOrder.removeAll()
+        }
+        // Below poweredOn every link is gone without a callback per peripheral: the state says
+        // so (see `BLEDriverEvent.stateChanged`).
         yield(.stateChanged(state))
     }
 
     public func centralManager(_ central: CBCentralManager, willRestoreState dict: [String: Any]) {
         let restored = dict[CBCentralManagerRestoredStatePeripheralsKey] as? [CBPeripheral] ?? []
-        for peripheral in restored { adopt(peripheral) }
+        for peripheral in restored {
+            // Handed back connected or connecting: kept like any link.
+            link(peripheral.identifier)
+            adopt(peripheral)
+        }
         logger.info("Restoring state", metadata: ["peripherals": "\(restored.count)"])
         yield(.willRestoreState(restored.map { PeripheralID($0.identifier) }))
     }
@@ -232,16 +267,20 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
 
     public func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
         adopt(peripheral)
+        link(peripheral.identifier)
         yield(.connected(PeripheralID(peripheral.identifier)))
     }
 
     public func centralManager(_ central: CBCentralManager, didFailToConnect peripheral: CBPeripheral, error: (any Error)?) {
+        unlink(peripheral.identifier)
         yield(.failedToConnect(PeripheralID(peripheral.identifier), Self.driverError(error)))
     }
 
     // Only this variant is implemented: implementing the legacy
     // `didDisconnectPeripheral:error:` as well turns auto-reconnect off.
     public func centralManager(_ central: CBCentralManager, didDisconnectPeripheral peripheral: CBPeripheral, timestamp: CFAbsoluteTime, isReconnecting: Bool, error: (any Error)?) {
+        // The OS reconnecting keeps the peripheral linked (it must stay retained for that).
+        if !isReconnecting { unlink(peripheral.identifier) }
         yield(.disconnected(PeripheralID(peripheral.identifier), error: Self.driverError(error), isReconnecting: isReconnecting))
     }
 
@@ -302,8 +341,35 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
 
     private func adopt(_ peripheral: CBPeripheral) {
         peripheral.delegate = self
-        peripherals[peripheral.identifier] = peripheral
+        let id = peripheral.identifier
+        peripherals[id] = peripheral
+        guard !linked.contains(id) else { return }
+        unlinkedOrder.removeAll { $0 == id }
+        unlinkedOrder.append(id)
+        evictUnlinked()
     }
+
+    /// Keeps `id` whatever else is seen: a connection is asked for or up.
+    private func link(_ id: UUID) {
+        linked.insert(id)
+        unlinkedOrder.removeAll { $0 == id }
+    }
+
+    /// `id`'s connection is over: it is kept like any peripheral seen.
+    private func unlink(_ id: UUID) {
+        guard linked.remove(id) != nil, peripherals[id] != nil else { return }
+        unlinkedOrder.append(id)
+        evictUnlinked()
+    }
+
+    private func evictUnlinked() {
+        while unlinkedOrder.count > peripheralCacheLimit {
+            peripherals[unlinkedOrder.removeFirst()] = nil
+        }
+    }
+
+    /// Peripheral objects held (linked ones and at most ``peripheralCacheLimit`` others).
+    package var cachedPeripheralCount: Int { onQueue { peripherals.count } }
 
     private func cbPeripheral(_ id: PeripheralID) -> CBPeripheral? {
         if let known = peripherals[id.uuid] { return known }
@@ -369,9 +435,15 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
         var serviceData: [BluetoothUUID: Data] = [:]
         for (key, value) in data[CBAdvertisementDataServiceDataKey] as? [CBUUID: Data] ?? [:] { serviceData[uuid(key)] = value }
         let connectable = data[CBAdvertisementDataIsConnectable]
+        // An advertiser in the background on iOS puts its services in the overflow area only:
+        // without them a service filter would never match it.
+        var services = (data[CBAdvertisementDataServiceUUIDsKey] as? [CBUUID] ?? []).map(uuid)
+        for overflow in (data[CBAdvertisementDataOverflowServiceUUIDsKey] as? [CBUUID] ?? []).map(uuid) where !services.contains(overflow) {
+            services.append(overflow)
+        }
         return AdvertisementData(
             localName: data[CBAdvertisementDataLocalNameKey] as? String,
-            serviceUUIDs: (data[CBAdvertisementDataServiceUUIDsKey] as? [CBUUID] ?? []).map(uuid),
+            serviceUUIDs: services,
             manufacturerData: data[CBAdvertisementDataManufacturerDataKey] as? Data,
             serviceData: serviceData,
             txPowerLevel: (data[CBAdvertisementDataTxPowerLevelKey] as? NSNumber)?.intValue,

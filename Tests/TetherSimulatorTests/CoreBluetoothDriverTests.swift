@@ -81,6 +81,91 @@ struct CoreBluetoothDriverTests {
         try await w.until { await central.state == .poweredOn }
     }
 
+    @Test func aBackgroundedAdvertiserIsFoundByItsServiceThroughTheOverflowArea() async throws {
+        let w = await LookalikeWorld()
+        w.backend.backgroundAdvertisers = [w.echoID.uuid]
+        let central = await Self.central(w)
+        // A scan for everything does not see it (only a scan naming one of its services does)…
+        let unfiltered = try await w.run { () -> [PeripheralID] in
+            var seen: [PeripheralID] = []
+            for await found in try await central.scan(timeout: .seconds(3)) { seen.append(found.id) }
+            return seen
+        }
+        #expect(!unfiltered.contains(w.echoID))
+        // …a scan for its service does, with the service among the advertised ones.
+        let found = try await w.run { () -> DiscoveredPeripheral? in
+            for await found in try await central.scan(filter: ScanFilter(services: [EchoPeripheral.service]), timeout: .seconds(3)) {
+                return found
+            }
+            return nil
+        }
+        #expect(found?.id == w.echoID)
+        #expect(found?.advertisement.serviceUUIDs == [EchoPeripheral.service])
+        #expect(found?.advertisement.localName == nil)
+    }
+
+    @Test func aResetMakesTheDriverForgetItsPeripheralObjectsAndReconnectWithFreshOnes() async throws {
+        let w = await LookalikeWorld()
+        let central = await Self.central(w)
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.run { try await connection.connect() }
+        await w.radio.setCentralState(.resetting)
+        try await w.until { await connection.phase == .idle }
+        await w.radio.setCentralState(.poweredOn)
+        try await w.until { await connection.isConnected }
+        try await w.run { try await connection.write(Data([7]), to: EchoPeripheral.input, type: .withResponse) }
+        // Nothing touched a stale object.
+        #expect(!w.backend.apiMisuses.contains { $0.contains("invalid") })
+    }
+
+    @Test func aConcurrentQueueStillGetsTheCallbacksOneAtATimeInOrder() async throws {
+        let w = await LookalikeWorld()
+        let driver = await CoreBluetoothDriver.onLookalike(of: w.radio, queue: DispatchQueue(label: "caller", attributes: .concurrent))
+        let central = Central(driver: driver, clock: w.clock)
+        await central.start()
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.run { try await connection.connect() }
+        let stream = await connection.notifications(for: EchoPeripheral.output)
+        let collector = Task { () -> [UInt8] in
+            var seen: [UInt8] = []
+            for await value in stream {
+                seen += value
+                if seen.count == 200 { break }
+            }
+            return seen
+        }
+        try await w.run {
+            for index in 0..<200 { try? await connection.write(Data([UInt8(index)]), to: EchoPeripheral.input, type: .withoutResponse) }
+        }
+        let received = Outcome()
+        try await w.run { await received.set(await collector.value) }
+        #expect(await received.values == Array(0..<200))
+    }
+
+    @Test func peripheralsSeenAreKeptUpToALimitAndLinkedOnesAlways() async throws {
+        let w = await LookalikeWorld()
+        for index in 0..<6 {
+            let id = PeripheralID(UUID(uuidString: String(format: "E0E0E0E0-0000-4000-8000-%012X", 0x100 + index))!)
+            await w.radio.add(EchoPeripheral.makePeripheral(id: id, distance: 2, linkParameters: LinkParameters(), behavior: EchoPeripheral()))
+        }
+        let driver = await CoreBluetoothDriver.onLookalike(of: w.radio, peripheralCacheLimit: 2)
+        let central = Central(driver: driver, clock: w.clock)
+        await central.start()
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.run { try await connection.connect() }
+        let seen = try await w.run { () -> Set<PeripheralID> in
+            var seen: Set<PeripheralID> = []
+            for await found in try await central.scan(timeout: .seconds(5), allowDuplicates: true) { seen.insert(found.id) }
+            return seen
+        }
+        #expect(seen.count >= 6)
+        #expect(driver.cachedPeripheralCount <= 3, "two seen, and the connected one")
+        // The connected peripheral was kept (CoreBluetooth cancels the link of one released).
+        try await w.run { try await connection.write(Data([9]), to: EchoPeripheral.input, type: .withResponse) }
+        #expect(await connection.isConnected)
+        #expect(!w.backend.apiMisuses.contains { $0.contains("released") })
+    }
+
     @Test func eventsKeepTheOrderOfTheCallbacks() async throws {
         let w = await LookalikeWorld()
         let central = await Self.central(w)

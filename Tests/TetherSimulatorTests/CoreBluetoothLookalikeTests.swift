@@ -19,7 +19,10 @@ struct CoreBluetoothLookalikeTests {
         try await w.advance(.seconds(1))
         manager.stopScan()
         #expect(!manager.isScanning)
+        // The discovered object was not retained (the manager holds its peripherals weakly, as
+        // Apple's does): this one is new, and needs its delegate.
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [w.echoID.uuid]).first)
+        peripheral.delegate = r
         manager.connect(peripheral, options: nil)
         #expect(peripheral.state == .connecting)
         try await w.until { r.log.last == "connect" }
@@ -137,7 +140,8 @@ struct CoreBluetoothLookalikeTests {
         let w = await LookalikeWorld()
         let first = w.recorder()
         let manager = w.manager(first)
-        _ = try await w.connectEcho(manager, first)
+        // Retained: a peripheral released while connected has its connection cancelled.
+        let peripheral = try await w.connectEcho(manager, first)
         await w.backend.relaunchApp()
         let second = w.recorder()
         let relaunched = w.manager(second)
@@ -145,7 +149,7 @@ struct CoreBluetoothLookalikeTests {
         try await w.advance(.milliseconds(100))
         #expect(second.log == ["state:poweredOn"])
         // Managers stop calling back once released; keep them for the whole test.
-        withExtendedLifetime((manager, relaunched)) {}
+        withExtendedLifetime((manager, relaunched, peripheral)) {}
     }
 
     @Test func writesWithoutResponseStopAtTheBufferAndResumeOnReadiness() async throws {
@@ -252,6 +256,41 @@ struct CoreBluetoothLookalikeTests {
         #expect(!r.log.contains { $0.hasPrefix("disconnect") })
         #expect(manager.state == .poweredOff)
         // Managers stop calling back once released; keep them for the whole test.
+        withExtendedLifetime(manager) {}
+    }
+
+    @Test func aResetDropsLinksWithoutCallbacksAndInvalidatesEveryPeripheralObject() async throws {
+        let w = await LookalikeWorld()
+        let r = w.recorder()
+        let manager = w.manager(r)
+        let stale = try await w.connectEcho(manager, r)
+        await w.radio.setCentralState(.resetting)
+        try await w.until { r.log.last == "state:resetting" }
+        #expect(stale.state == .disconnected)
+        #expect(!r.log.contains { $0.hasPrefix("disconnect") })
+        await w.radio.setCentralState(.poweredOn)
+        try await w.until { r.log.last == "state:poweredOn" }
+        // The object handed out before the reset is stale: using it is a misuse and does nothing.
+        let misuses = w.backend.apiMisuses.count
+        manager.connect(stale, options: nil)
+        #expect(w.backend.apiMisuses.count == misuses + 1)
+        #expect(w.backend.apiMisuses.last?.contains("invalid") == true)
+        // A fresh object for the same identifier works.
+        let fresh = try #require(manager.retrievePeripherals(withIdentifiers: [stale.identifier]).first)
+        #expect(fresh !== stale)
+        #expect(fresh.identifier == stale.identifier)
+        withExtendedLifetime(manager) {}
+    }
+
+    @Test func aPeripheralReleasedWhileConnectedHasItsConnectionCancelled() async throws {
+        let w = await LookalikeWorld()
+        let r = w.recorder()
+        let manager = w.manager(r)
+        var peripheral: CBPeripheral? = try await w.connectEcho(manager, r)
+        #expect(peripheral?.state == .connected)
+        peripheral = nil
+        try await w.until { await !w.radio.isConnected(w.echoID) }
+        #expect(w.backend.apiMisuses.last?.contains("released while connecting or connected") == true)
         withExtendedLifetime(manager) {}
     }
 

@@ -96,6 +96,28 @@ struct LinkLostTests {
         #expect(await connection.discoveredCharacteristics.isEmpty)
     }
 
+    @Test("Bluetooth resetting (or back to unknown) drops a live link without callbacks; power-on brings it back, subscribed",
+          arguments: [CentralState.resetting, .unknown])
+    func bluetoothResetDropsAndRestoresTheLink(_ transient: CentralState) async throws {
+        let h = await Harness(osAutoReconnect: false)
+        let connection = try await h.connected(Self.configuration(.threeAttempts))
+        let log = await EventLog(connection)
+        let stream = await connection.notifications(for: EchoPeripheral.output)
+        await h.radio.setCentralState(transient)
+        try await h.until { await connection.phase == .idle }
+        #expect(await log.contains { $0 == .disconnected(h.echoID, .bluetoothUnavailable(transient)) })
+        #expect(await connection.lastError == .bluetoothUnavailable(transient))
+        await h.radio.setCentralState(.poweredOn)
+        try await h.until { await connection.isConnected }
+        // The subscription came back with the link: the stream armed before still flows.
+        try await h.run { try await connection.write(Data("after reset".utf8), to: EchoPeripheral.input, type: .withResponse) }
+        let echo = try await h.run { () -> Data? in
+            for await value in stream { return value }
+            return nil
+        }
+        #expect(echo == Data("after reset".utf8))
+    }
+
     @Test func aRetriedFirstConnectionMeetsBluetoothGoingOff() async throws {
         let h = await Harness(osAutoReconnect: false)
         await h.radio.setIgnoresConnections(h.echoID, true)

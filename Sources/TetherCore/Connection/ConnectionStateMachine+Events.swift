@@ -60,30 +60,44 @@ extension ConnectionStateMachine {
                 break
             }
         case .unknown, .resetting:
-            break
+            // The stack is restarting (CoreBluetooth's reset, bluetoothd restarting): every
+            // link is gone, again without callbacks. Nothing to lose where no link or connect
+            // is out (a connect still waiting for Bluetooth, a retry waiting for its time, which
+            // then waits for Bluetooth); power-on brings the device back.
+            switch state {
+            case .idle, .restoringState, .waitingForBluetooth, .autoReconnecting(_, false, _):
+                break
+            default:
+                loseLinkToBluetooth(newState)
+            }
         case .poweredOff, .unauthorized, .unsupported:
             switch state {
             case .idle, .restoringState:
                 break
             default:
-                // The OS drops every link without a disconnection callback; clean up here and
-                // keep `wantsConnection` so power-on brings the device back.
-                logger.warning("Bluetooth became \(newState); going idle")
-                let error = BLEError.bluetoothUnavailable(newState)
-                generation += 1
-                resetLink(error)
-                lastError = error
-                let wasConnected = isConnected
-                transition(to: .idle)
-                failWaiters(error)
-                if wasConnected {
-                    emit(.disconnected(peripheral, error))
-                    disconnectionHandler?(peripheral, error)
-                }
-                attemptKind = .initial
-                if newState != .poweredOff { wantsConnection = false }
+                loseLinkToBluetooth(newState)
             }
         }
+    }
+
+    /// Bluetooth went below powered-on: the OS dropped every link without a disconnection
+    /// callback. Clean up here, and keep `wantsConnection` (unless Bluetooth cannot come back
+    /// by itself) so power-on brings the device back.
+    private func loseLinkToBluetooth(_ newState: CentralState) {
+        logger.warning("Bluetooth became \(newState); going idle")
+        let error = BLEError.bluetoothUnavailable(newState)
+        generation += 1
+        resetLink(error)
+        lastError = error
+        let wasConnected = isConnected
+        transition(to: .idle)
+        failWaiters(error)
+        if wasConnected {
+            emit(.disconnected(peripheral, error))
+            disconnectionHandler?(peripheral, error)
+        }
+        attemptKind = .initial
+        if newState == .unauthorized || newState == .unsupported { wantsConnection = false }
     }
 
     func didConnect() {

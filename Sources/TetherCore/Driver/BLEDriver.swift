@@ -24,6 +24,12 @@ public struct ConnectOptions: Sendable, Hashable {
 /// The cases mirror `CBCentralManagerDelegate` and `CBPeripheralDelegate` callbacks.
 public enum BLEDriverEvent: Sendable {
     /// The radio's state changed.
+    ///
+    /// Below ``CentralState/poweredOn`` every link is gone (CoreBluetooth drops them without a
+    /// disconnection callback; BlueZ when the adapter powers off or bluetoothd restarts): this
+    /// event alone says so, and the core treats it as the loss of every connection. After
+    /// ``CentralState/resetting`` or ``CentralState/unknown`` a driver also forgets the
+    /// platform's peripheral objects, which the stack has invalidated.
     case stateChanged(CentralState)
     /// A peripheral was seen while scanning.
     case discovered(DiscoveredPeripheral)

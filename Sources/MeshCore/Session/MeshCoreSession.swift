@@ -773,38 +773,31 @@ public actor MeshCoreSession {
     /// The answer to a command given up on: a message the radio handed over has left its queue,
     /// so it is published rather than lost; anything else is dropped.
     private func salvage(_ frame: MeshCoreFrame) {
-        switch frame {
-        case .contactMessage(let message):
-            logger.info("Published a message fetched by a cancelled command")
-            eventBroadcaster.yield(.contactMessage(message), logger: logger)
-        case .channelMessage(let message):
-            logger.info("Published a message fetched by a cancelled command")
-            eventBroadcaster.yield(.channelMessage(message), logger: logger)
-        case .channelData(let datagram):
-            logger.info("Published a datagram fetched by a cancelled command")
-            eventBroadcaster.yield(.channelData(datagram), logger: logger)
-        default:
-            break
-        }
+        _ = publishFetched(frame, "fetched by a cancelled command")
     }
 
     private func unexpectedReply(_ frame: MeshCoreFrame) {
         unexpectedReplyCount += 1
         // A message the radio handed over (a late SYNC_NEXT_MESSAGE reply) has left its queue:
         // publish it rather than lose it; the store's deduplication absorbs a second copy.
-        switch frame {
-        case .contactMessage(let message):
-            logger.info("Published a message that arrived after its fetch gave up")
-            eventBroadcaster.yield(.contactMessage(message), logger: logger)
-        case .channelMessage(let message):
-            logger.info("Published a message that arrived after its fetch gave up")
-            eventBroadcaster.yield(.channelMessage(message), logger: logger)
-        case .channelData(let datagram):
-            logger.info("Published a datagram that arrived after its fetch gave up")
-            eventBroadcaster.yield(.channelData(datagram), logger: logger)
-        default:
+        if !publishFetched(frame, "that arrived after its fetch gave up") {
             logger.warning("Skipped a reply no command was waiting for", metadata: ["code": "\(frame.code)"])
         }
+    }
+
+    /// Publishes a message or datagram the radio handed over outside a waiting fetch; false
+    /// for any other frame.
+    private func publishFetched(_ frame: MeshCoreFrame, _ how: String) -> Bool {
+        let event: MeshCoreEvent, what: String
+        switch frame {
+        case .contactMessage(let message): (event, what) = (.contactMessage(message), "message")
+        case .channelMessage(let message): (event, what) = (.channelMessage(message), "message")
+        case .channelData(let datagram): (event, what) = (.channelData(datagram), "datagram")
+        default: return false
+        }
+        logger.info("Published a \(what) \(how)")
+        eventBroadcaster.yield(event, logger: logger)
+        return true
     }
 
     private func handlePush(_ frame: MeshCoreFrame) {

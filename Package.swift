@@ -283,6 +283,17 @@ let package = Package(
                 // The hostile peers of `bench --hostile-streams`.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["Info.plist"],
+            linkerSettings: [
+                // macOS kills an unbundled tool that creates a CBCentralManager without
+                // NSBluetoothAlwaysUsageDescription (TCC): the binary carries its Info.plist.
+                // Unsafe flags keep a product from being a dependency: this one is an executable
+                // nobody depends on, and the libraries stay clean.
+                .unsafeFlags([
+                    "-Xlinker", "-sectcreate", "-Xlinker", "__TEXT", "-Xlinker", "__info_plist",
+                    "-Xlinker", "\(Context.packageDirectory)/Sources/tether/Info.plist",
+                ], .when(platforms: [.macOS])),
             ]
         ),
         // Run inside the BlueZ test guest (a static build shared over 9p) for what the forwarded

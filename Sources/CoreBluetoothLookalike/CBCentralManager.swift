@@ -59,8 +59,15 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     /// (opts into `willRestoreState`) and ``CBCentralManagerOptionShowPowerAlertKey`` (ignored).
     public init(delegate: (any CBCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
         self.queue = queue ?? .main
-        self.restoreIdentifier = options?[CBCentralManagerOptionRestoreIdentifierKey] as? String
         let backend = CBLookalikeBackend.current
+        var restoreIdentifier = options?[CBCentralManagerOptionRestoreIdentifierKey] as? String
+        if restoreIdentifier != nil, let backend,
+           !((backend.appInfo["UIBackgroundModes"] as? [String]) ?? []).contains("bluetooth-central") {
+            // Apple raises this (the app crashes); here it is recorded and restoration is off.
+            backend.raise("State restoration of CBCentralManager is only allowed for applications that have specified the \"bluetooth-central\" background mode")
+            restoreIdentifier = nil
+        }
+        self.restoreIdentifier = restoreIdentifier
         self.backend = backend
         self.launch = backend?.claimLaunch()
         let (stream, continuation) = AsyncStream.makeStream(of: Command.self)
@@ -225,7 +232,7 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     }
 
     /// A peripheral object was released while its connection was asked for or up: Apple cancels
-    /// such connections (and the app hears nothing more of it).
+    /// such connections (the disconnection then reaches a new object for the identifier).
     func peripheralReleased(_ id: PeripheralID, whileLinked linked: Bool) {
         guard linked else { return }
         misuse("<CBPeripheral \(id.uuid.uuidString)> was released while connecting or connected; its connection is cancelled")
@@ -269,15 +276,20 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             currentState = next
             if next != .poweredOn { scanning = false }
             let all = known.values.compactMap(\.peripheral)
-            // A reset (or a return to unknown after the stack was up) invalidates every
-            // peripheral object: Apple's are stale after it, and new ones are handed out.
-            if next == .resetting || (next == .unknown && previous != .unknown) { known.removeAll() }
+            // Below powered-off (a reset, unauthorized, unsupported, or a return to unknown after
+            // the stack was up) every peripheral object is invalid: new ones are handed out.
+            if Self.invalidates(next), !(next == .unknown && previous == .unknown) { known.removeAll() }
             return all
         }
         guard let peripherals else { return }
         if next != .poweredOn { for peripheral in peripherals { peripheral.linkDown(reconnecting: false) } }
-        if next == .resetting || next == .unknown { for peripheral in peripherals { peripheral.invalidate() } }
+        if Self.invalidates(next) { for peripheral in peripherals { peripheral.invalidate() } }
         delegate?.centralManagerDidUpdateState(self)
+    }
+
+    /// Whether a state invalidates peripheral objects ("below powered-off", in Apple's words).
+    static func invalidates(_ state: CBManagerState) -> Bool {
+        state == .resetting || state == .unknown || state == .unauthorized || state == .unsupported
     }
 
     struct LinkInfo: Sendable {
@@ -317,13 +329,14 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             guard isScanning else { return }
             var data = Self.advertisementData(found.advertisement)
             if backend?.backgroundAdvertisers.contains(found.id.uuid) == true {
-                // A backgrounded iOS advertiser: its services only in the overflow area, no
-                // name, and seen only by a scan that names one of its services.
-                let wanted = managerLock.withLock { scanServices }
-                guard let wanted, found.advertisement.serviceUUIDs.contains(where: { wanted.contains(CBUUID($0)) }) else { return }
+                // A backgrounded iOS advertiser: no name, and its services only in the overflow
+                // area, which only a scan naming one of them reads (others see no services).
+                let wanted = managerLock.withLock { scanServices } ?? []
                 data[CBAdvertisementDataServiceUUIDsKey] = nil
                 data[CBAdvertisementDataLocalNameKey] = nil
-                data[CBAdvertisementDataOverflowServiceUUIDsKey] = found.advertisement.serviceUUIDs.map(CBUUID.init)
+                if found.advertisement.serviceUUIDs.contains(where: { wanted.contains(CBUUID($0)) }) {
+                    data[CBAdvertisementDataOverflowServiceUUIDsKey] = found.advertisement.serviceUUIDs.map(CBUUID.init)
+                }
             }
             let peripheral = peripheral(for: found.id, name: found.name)
             delegate?.centralManager(self, didDiscover: peripheral, advertisementData: data, rssi: NSNumber(value: found.rssi))

@@ -38,6 +38,8 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     private var unclaimedLaunch: SimulatedDriver?
     private var authorizationValue: CBManagerAuthorization = .allowedAlways
     private var background: Set<UUID> = []
+    private var info: [String: any Sendable] = ["UIBackgroundModes": ["bluetooth-central"]]
+    private var exceptions: [String] = []
     private var managers: [WeakManager] = []
     private var misuses: [String] = []
 
@@ -118,6 +120,22 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     public var backgroundAdvertisers: Set<UUID> {
         get { lock.withLock { background } }
         set { lock.withLock { background = newValue } }
+    }
+
+    /// The simulated app's Info.plist keys that CoreBluetooth checks: by default an app that
+    /// declares the `bluetooth-central` background mode (`UIBackgroundModes`).
+    public var appInfo: [String: any Sendable] {
+        get { lock.withLock { info } }
+        set { lock.withLock { info = newValue } }
+    }
+
+    /// The Objective-C exceptions Apple's CoreBluetooth would have raised (and crashed the app
+    /// with), oldest first: here they are recorded and the call goes on without the option.
+    public var raisedExceptions: [String] { lock.withLock { exceptions } }
+
+    func raise(_ reason: String) {
+        lock.withLock { exceptions.append(reason) }
+        logger.error("*** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: '\(reason)'")
     }
 
     /// Every "API MISUSE" this backend's managers logged, oldest first (a look-alike diagnostic).

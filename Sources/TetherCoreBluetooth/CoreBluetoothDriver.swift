@@ -31,7 +31,7 @@ public enum BluetoothAuthorization: String, Sendable, Hashable {
 ///
 /// `@unchecked Sendable`: all mutable state (`central`, `peripherals`) is read and written only
 /// on `queue`.
-public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDelegate, CBPeripheralDelegate, @unchecked Sendable {
+public final class CoreBluetoothDriver: NSObject, BLEDriver, CBPeripheralDelegate, @unchecked Sendable {
     public let events: AsyncStream<BLEDriverEvent>
     public let name = "corebluetooth"
     /// True when the initializer allowed the OS to reconnect by itself (every supported OS can).
@@ -42,6 +42,9 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     private let logger: Logger
     private var central: CBCentralManager?
+    /// The manager's delegate (it holds it weakly): one that answers `willRestoreState` only
+    /// when a restore identifier is set, as CoreBluetooth logs a misuse otherwise.
+    private var centralDelegate: NSObject?
     /// Strong references: CoreBluetooth cancels connections to peripherals nobody retains.
     private var peripherals: [UUID: CBPeripheral] = [:]
     /// Peripherals with a connection asked for or up: kept whatever else is seen.
@@ -95,9 +98,25 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
         super.init()
         self.queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
         var options: [String: Any] = [CBCentralManagerOptionShowPowerAlertKey: NSNumber(value: showPowerAlert)]
-        if let restoreIdentifier { options[CBCentralManagerOptionRestoreIdentifierKey] = restoreIdentifier }
-        // Created on the queue so that no callback can run before `central` is set.
-        onQueue { central = CBCentralManager(delegate: self, queue: self.queue, options: options) }
+        var restoring = false
+        if let restoreIdentifier {
+            if Self.declaresBluetoothCentralBackgroundMode {
+                options[CBCentralManagerOptionRestoreIdentifierKey] = restoreIdentifier
+                restoring = true
+            } else {
+                // CoreBluetooth raises an exception (the app crashes) for a restore identifier
+                // without the background mode: go on without restoration, and say why.
+                logger.error("State restoration is off: the app does not declare the bluetooth-central background mode (UIBackgroundModes in Info.plist)")
+            }
+        }
+        let delegate: NSObject & CBCentralManagerDelegate = restoring ? RestoringCentralDelegate(self) : CentralDelegate(self)
+        centralDelegate = delegate
+        // No callback may run before `central` is set: the queue is held meanwhile. (Not a
+        // `sync` onto it: it may target the caller's own queue, the main queue for one, and
+        // a sync from there deadlocks.)
+        self.queue.suspend()
+        central = CBCentralManager(delegate: delegate, queue: self.queue, options: options)
+        self.queue.resume()
     }
 
     deinit {
@@ -117,6 +136,9 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
 
     // MARK: Commands
 
+    /// Scans (CoreBluetooth's `scanForPeripherals`). In the background iOS scans only for the
+    /// services named (a nil filter finds nothing) and ignores `allowDuplicates`; service UUIDs
+    /// a backgrounded advertiser puts in the overflow area are reported with the others.
     public func scan(services: [BluetoothUUID]?, allowDuplicates: Bool) async {
         onQueue {
             guard let central, central.state == .poweredOn else { return }
@@ -227,27 +249,42 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
         onQueue { peripherals[peripheral.uuid]?.canSendWriteWithoutResponse ?? false }
     }
 
-    // MARK: CBCentralManagerDelegate
+    // MARK: Central manager callbacks (through `CentralDelegate`)
 
-    public func centralManagerDidUpdateState(_ central: CBCentralManager) {
+    /// Whether the app declares the `bluetooth-central` background mode, which state
+    /// restoration requires.
+    static var declaresBluetoothCentralBackgroundMode: Bool {
+        #if canImport(CoreBluetooth)
+        let modes = Bundle.main.object(forInfoDictionaryKey: "UIBackgroundModes") as? [String]
+        #else
+        let modes = CBLookalikeBackend.current?.appInfo["UIBackgroundModes"] as? [String]
+        #endif
+        return modes?.contains("bluetooth-central") ?? false
+    }
+
+    fileprivate func centralManagerDidUpdateState(_ central: CBCentralManager) {
         let state = Self.centralState(central.state)
         if state == .unauthorized {
             logger.warning("Bluetooth is not authorized", metadata: ["authorization": "\(Self.authorization.rawValue)"])
         }
-        if state == .resetting || state == .unknown, !peripherals.isEmpty {
-            // The stack restarted: every CBPeripheral it handed out is invalid. Fresh ones come
-            // from discovery or `retrievePeripherals(withIdentifiers:)`.
+        if state != .poweredOn, state != .poweredOff, !peripherals.isEmpty {
+            // Below powered-off (resetting, unknown, unauthorized, unsupported) every
+            // CBPeripheral CoreBluetooth handed out is invalid. Fresh ones come from discovery
+            // or `retrievePeripherals(withIdentifiers:)`.
             logger.info("Bluetooth is \(state); forgetting \(peripherals.count) peripheral object(s)")
             peripherals.removeAll()
             linked.removeAll()
             unlinkedOrder.removeAll()
+        } else if state == .poweredOff {
+            // Every link is gone (the objects stay valid): none is kept for a connection now.
+            for id in linked.sorted(by: { $0.uuidString < $1.uuidString }) { unlink(id) }
         }
         // Below poweredOn every link is gone without a callback per peripheral: the state says
         // so (see `BLEDriverEvent.stateChanged`).
         yield(.stateChanged(state))
     }
 
-    public func centralManager(_ central: CBCentralManager, willRestoreState dict: [String: Any]) {
+    fileprivate func centralManager(_ central: CBCentralManager, willRestoreState dict: [String: Any]) {
         let restored = dict[CBCentralManagerRestoredStatePeripheralsKey] as? [CBPeripheral] ?? []
         for peripheral in restored {
             // Handed back connected or connecting: kept like any link.
@@ -258,27 +295,25 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
         yield(.willRestoreState(restored.map { PeripheralID($0.identifier) }))
     }
 
-    public func centralManager(_ central: CBCentralManager, didDiscover peripheral: CBPeripheral, advertisementData: [String: Any], rssi RSSI: NSNumber) {
+    fileprivate func centralManager(_ central: CBCentralManager, didDiscover peripheral: CBPeripheral, advertisementData: [String: Any], rssi RSSI: NSNumber) {
         adopt(peripheral)
         yield(.discovered(DiscoveredPeripheral(
             id: PeripheralID(peripheral.identifier), name: peripheral.name,
             advertisement: Self.advertisement(advertisementData), rssi: RSSI.intValue)))
     }
 
-    public func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
+    fileprivate func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
         adopt(peripheral)
         link(peripheral.identifier)
         yield(.connected(PeripheralID(peripheral.identifier)))
     }
 
-    public func centralManager(_ central: CBCentralManager, didFailToConnect peripheral: CBPeripheral, error: (any Error)?) {
+    fileprivate func centralManager(_ central: CBCentralManager, didFailToConnect peripheral: CBPeripheral, error: (any Error)?) {
         unlink(peripheral.identifier)
         yield(.failedToConnect(PeripheralID(peripheral.identifier), Self.driverError(error)))
     }
 
-    // Only this variant is implemented: implementing the legacy
-    // `didDisconnectPeripheral:error:` as well turns auto-reconnect off.
-    public func centralManager(_ central: CBCentralManager, didDisconnectPeripheral peripheral: CBPeripheral, timestamp: CFAbsoluteTime, isReconnecting: Bool, error: (any Error)?) {
+    fileprivate func centralManager(_ central: CBCentralManager, didDisconnectPeripheral peripheral: CBPeripheral, timestamp: CFAbsoluteTime, isReconnecting: Bool, error: (any Error)?) {
         // The OS reconnecting keeps the peripheral linked (it must stay retained for that).
         if !isReconnecting { unlink(peripheral.identifier) }
         yield(.disconnected(PeripheralID(peripheral.identifier), error: Self.driverError(error), isReconnecting: isReconnecting))
@@ -448,5 +483,53 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBCentralManagerDel
             serviceData: serviceData,
             txPowerLevel: (data[CBAdvertisementDataTxPowerLevelKey] as? NSNumber)?.intValue,
             isConnectable: (connectable as? NSNumber)?.boolValue ?? (connectable as? Bool) ?? true)
+    }
+}
+
+/// The central manager's delegate, forwarding to the driver on its queue. It does not answer
+/// `willRestoreState`: CoreBluetooth logs an API misuse for a delegate that does while the
+/// manager has no restore identifier.
+///
+/// Only the disconnection variant with `isReconnecting` is implemented: implementing the legacy
+/// `didDisconnectPeripheral:error:` as well turns auto-reconnect off.
+private final class CentralDelegate: NSObject, CBCentralManagerDelegate, @unchecked Sendable {
+    private weak var driver: CoreBluetoothDriver?
+    init(_ driver: CoreBluetoothDriver) { self.driver = driver }
+
+    func centralManagerDidUpdateState(_ central: CBCentralManager) { driver?.centralManagerDidUpdateState(central) }
+    func centralManager(_ central: CBCentralManager, didDiscover peripheral: CBPeripheral, advertisementData: [String: Any], rssi RSSI: NSNumber) {
+        driver?.centralManager(central, didDiscover: peripheral, advertisementData: advertisementData, rssi: RSSI)
+    }
+    func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) { driver?.centralManager(central, didConnect: peripheral) }
+    func centralManager(_ central: CBCentralManager, didFailToConnect peripheral: CBPeripheral, error: (any Error)?) {
+        driver?.centralManager(central, didFailToConnect: peripheral, error: error)
+    }
+    func centralManager(_ central: CBCentralManager, didDisconnectPeripheral peripheral: CBPeripheral, timestamp: CFAbsoluteTime, isReconnecting: Bool, error: (any Error)?) {
+        driver?.centralManager(central, didDisconnectPeripheral: peripheral, timestamp: timestamp, isReconnecting: isReconnecting, error: error)
+    }
+}
+
+/// The delegate of a manager with a restore identifier: ``CentralDelegate``'s callbacks and
+/// `willRestoreState`. A separate class rather than a subclass, so that each declares its own
+/// conformance (a subclass's method would not be seen as the protocol's on every platform).
+private final class RestoringCentralDelegate: NSObject, CBCentralManagerDelegate, @unchecked Sendable {
+    private let forward: CentralDelegate
+    private weak var driver: CoreBluetoothDriver?
+    init(_ driver: CoreBluetoothDriver) {
+        self.driver = driver
+        self.forward = CentralDelegate(driver)
+    }
+
+    func centralManager(_ central: CBCentralManager, willRestoreState dict: [String: Any]) { driver?.centralManager(central, willRestoreState: dict) }
+    func centralManagerDidUpdateState(_ central: CBCentralManager) { forward.centralManagerDidUpdateState(central) }
+    func centralManager(_ central: CBCentralManager, didDiscover peripheral: CBPeripheral, advertisementData: [String: Any], rssi RSSI: NSNumber) {
+        forward.centralManager(central, didDiscover: peripheral, advertisementData: advertisementData, rssi: RSSI)
+    }
+    func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) { forward.centralManager(central, didConnect: peripheral) }
+    func centralManager(_ central: CBCentralManager, didFailToConnect peripheral: CBPeripheral, error: (any Error)?) {
+        forward.centralManager(central, didFailToConnect: peripheral, error: error)
+    }
+    func centralManager(_ central: CBCentralManager, didDisconnectPeripheral peripheral: CBPeripheral, timestamp: CFAbsoluteTime, isReconnecting: Bool, error: (any Error)?) {
+        forward.centralManager(central, didDisconnectPeripheral: peripheral, timestamp: timestamp, isReconnecting: isReconnecting, error: error)
     }
 }

@@ -1,6 +1,7 @@
 #if !canImport(CoreBluetooth)
 import CoreBluetoothLookalike
 import Foundation
+import Logging
 import Testing
 import TetherTesting
 @testable import TetherCore
@@ -66,6 +67,25 @@ struct CoreBluetoothDriverTests {
         #expect(ids == [w.echoID])
     }
 
+    @Test func aRestoreIdentifierWithoutTheBackgroundModeTurnsRestorationOffInsteadOfCrashing() async throws {
+        let w = await LookalikeWorld()
+        w.backend.appInfo = [:]
+        let driver = await CoreBluetoothDriver.onLookalike(of: w.radio, restoreIdentifier: "tether.tests")
+        let central = Central(driver: driver, clock: w.clock)
+        await central.start()
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.run { try await connection.connect() }
+        #expect(w.backend.raisedExceptions.isEmpty, "CoreBluetooth would have crashed the app")
+        // Relaunched, the app is not restored: its first event is the state.
+        let relaunched = await CoreBluetoothDriver.relaunchedOnLookalike(of: w.radio, restoreIdentifier: "tether.tests")
+        let first = try await w.firstEvents(of: relaunched, count: 1)
+        guard case .stateChanged(.poweredOn) = first[0] else {
+            Issue.record("unexpected first event \(first)")
+            return
+        }
+        #expect(w.backend.raisedExceptions.isEmpty)
+    }
+
     @Test func deniedAuthorizationMakesBluetoothUnavailable() async throws {
         let w = await LookalikeWorld(authorization: .denied)
         let central = await Self.central(w)
@@ -85,13 +105,14 @@ struct CoreBluetoothDriverTests {
         let w = await LookalikeWorld()
         w.backend.backgroundAdvertisers = [w.echoID.uuid]
         let central = await Self.central(w)
-        // A scan for everything does not see it (only a scan naming one of its services does)…
-        let unfiltered = try await w.run { () -> [PeripheralID] in
-            var seen: [PeripheralID] = []
-            for await found in try await central.scan(timeout: .seconds(3)) { seen.append(found.id) }
+        // A scan for everything sees it without its services (only a scan naming one of them
+        // reads the overflow area)…
+        let unfiltered = try await w.run { () -> [DiscoveredPeripheral] in
+            var seen: [DiscoveredPeripheral] = []
+            for await found in try await central.scan(timeout: .seconds(3)) { seen.append(found) }
             return seen
         }
-        #expect(!unfiltered.contains(w.echoID))
+        #expect(unfiltered.first { $0.id == w.echoID }?.advertisement.serviceUUIDs == [])
         // …a scan for its service does, with the service among the advertised ones.
         let found = try await w.run { () -> DiscoveredPeripheral? in
             for await found in try await central.scan(filter: ScanFilter(services: [EchoPeripheral.service]), timeout: .seconds(3)) {
@@ -118,28 +139,31 @@ struct CoreBluetoothDriverTests {
         #expect(!w.backend.apiMisuses.contains { $0.contains("invalid") })
     }
 
+    @Test func theMainQueueOrTheCallersOwnQueueCanBeGiven() async throws {
+        let w = await LookalikeWorld()
+        // Created on the very queue it is given (a sync onto it from there would deadlock).
+        let callerQueue = DispatchQueue(label: "caller")
+        let backend = w.backend
+        let made = await withCheckedContinuation { (done: CheckedContinuation<CoreBluetoothDriver, Never>) in
+            callerQueue.async {
+                let driver = CBLookalikeBackend.$current.withValue(backend) {
+                    CoreBluetoothDriver(queue: callerQueue, restoreIdentifier: nil, showPowerAlert: false, autoReconnect: true,
+                                        peripheralCacheLimit: 256, logger: Logger(label: "test"))
+                }
+                done.resume(returning: driver)
+            }
+        }
+        let central = Central(driver: made, clock: w.clock)
+        await central.start()
+        try await w.until { await central.state == .poweredOn }
+    }
+
     @Test func aConcurrentQueueStillGetsTheCallbacksOneAtATimeInOrder() async throws {
         let w = await LookalikeWorld()
         let driver = await CoreBluetoothDriver.onLookalike(of: w.radio, queue: DispatchQueue(label: "caller", attributes: .concurrent))
         let central = Central(driver: driver, clock: w.clock)
         await central.start()
-        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
-        try await w.run { try await connection.connect() }
-        let stream = await connection.notifications(for: EchoPeripheral.output)
-        let collector = Task { () -> [UInt8] in
-            var seen: [UInt8] = []
-            for await value in stream {
-                seen += value
-                if seen.count == 200 { break }
-            }
-            return seen
-        }
-        try await w.run {
-            for index in 0..<200 { try? await connection.write(Data([UInt8(index)]), to: EchoPeripheral.input, type: .withoutResponse) }
-        }
-        let received = Outcome()
-        try await w.run { await received.set(await collector.value) }
-        #expect(await received.values == Array(0..<200))
+        try await Self.expectEchoesInOrder(w, central)
     }
 
     @Test func peripheralsSeenAreKeptUpToALimitAndLinkedOnesAlways() async throws {
@@ -168,7 +192,11 @@ struct CoreBluetoothDriverTests {
 
     @Test func eventsKeepTheOrderOfTheCallbacks() async throws {
         let w = await LookalikeWorld()
-        let central = await Self.central(w)
+        try await Self.expectEchoesInOrder(w, await Self.central(w))
+    }
+
+    /// 200 writes without response to the echo come back as notifications in their order.
+    static func expectEchoesInOrder(_ w: LookalikeWorld, _ central: Central) async throws {
         let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
         try await w.run { try await connection.connect() }
         let stream = await connection.notifications(for: EchoPeripheral.output)
@@ -184,9 +212,7 @@ struct CoreBluetoothDriverTests {
             for index in 0..<200 { try? await connection.write(Data([UInt8(index)]), to: EchoPeripheral.input, type: .withoutResponse) }
         }
         let received = Outcome()
-        try await w.run {
-            await received.set(await collector.value)
-        }
+        try await w.run { await received.set(await collector.value) }
         #expect(await received.values == Array(0..<200))
     }
 }

@@ -294,6 +294,17 @@ struct CoreBluetoothLookalikeTests {
         withExtendedLifetime(manager) {}
     }
 
+    @Test func aRestoreIdentifierWithoutTheBackgroundModeRaisesAsCoreBluetoothDoes() async throws {
+        let w = await LookalikeWorld()
+        w.backend.appInfo = ["UIBackgroundModes": ["audio"]]
+        let r = w.recorder()
+        let manager = w.manager(r, restoreIdentifier: "tether.tests")
+        #expect(w.backend.raisedExceptions.count == 1)
+        #expect(w.backend.raisedExceptions.first?.contains("bluetooth-central") == true)
+        try await w.until { r.log.contains("state:poweredOn") }
+        withExtendedLifetime(manager) {}
+    }
+
     @Test func authorizationDecidesTheManagersState() async throws {
         let w = await LookalikeWorld(authorization: .denied)
         let r = w.recorder()

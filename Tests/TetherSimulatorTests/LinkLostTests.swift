@@ -118,6 +118,34 @@ struct LinkLostTests {
         #expect(echo == Data("after reset".utf8))
     }
 
+    @Test func aReconnectWaitingForItsTimeWhenBluetoothResetsComesBackAtPowerOn() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        // One reconnection attempt, 2 s after the loss: it must not be spent while Bluetooth resets.
+        let connection = try await h.connected(Self.configuration(ReconnectPolicy(schedule: .delays([.seconds(2)]))))
+        await h.radio.peripheralDisconnect(h.echoID)
+        try await h.until { await connection.phase == .autoReconnecting(h.echoID) }
+        await h.radio.setCentralState(.resetting)
+        await h.advance(.seconds(5))
+        #expect(await connection.phase == .idle)
+        await h.radio.setCentralState(.poweredOn)
+        try await h.until { await connection.isConnected }
+    }
+
+    @Test func aFirstConnectionMeetingAResetWaitsForBluetoothAndSucceeds() async throws {
+        let h = await Harness(osAutoReconnect: false)
+        await h.radio.setIgnoresConnections(h.echoID, true)
+        let connection = await h.connection(Self.configuration(.never))
+        let attempt = Task { try await connection.connect() }
+        try await h.until { await connection.phase == .connecting(h.echoID) }
+        await h.radio.setCentralState(.resetting)
+        try await h.until { await connection.phase == .waitingForBluetooth }
+        await h.radio.setIgnoresConnections(h.echoID, false)
+        await h.radio.setCentralState(.poweredOn)
+        // The caller was never told it failed: its connect() completes.
+        try await h.run { try await attempt.value }
+        #expect(await connection.isConnected)
+    }
+
     @Test func aRetriedFirstConnectionMeetsBluetoothGoingOff() async throws {
         let h = await Harness(osAutoReconnect: false)
         await h.radio.setIgnoresConnections(h.echoID, true)

@@ -65,8 +65,18 @@ extension ConnectionStateMachine {
             // is out (a connect still waiting for Bluetooth, a retry waiting for its time, which
             // then waits for Bluetooth); power-on brings the device back.
             switch state {
-            case .idle, .restoringState, .waitingForBluetooth, .autoReconnecting(_, false, _):
+            case .idle, .restoringState, .waitingForBluetooth:
                 break
+            case .autoReconnecting(_, false, _) where isFirstAttempt:
+                // A first connection's retry waiting for its time: it meets the state when it
+                // runs and waits for Bluetooth, the caller still waiting.
+                break
+            case .connecting where isFirstAttempt:
+                // The stack dropped the request: ask again at power-on, the caller still waiting
+                // (within the connect timeout), as for a connect made before Bluetooth was up.
+                logger.info("Bluetooth is \(newState) while connecting; waiting for it")
+                generation += 1
+                transition(to: .waitingForBluetooth(timer: makeTimer(after: configuration.connectionTimeout, .connect)))
             default:
                 loseLinkToBluetooth(newState)
             }
@@ -78,6 +88,10 @@ extension ConnectionStateMachine {
                 loseLinkToBluetooth(newState)
             }
         }
+    }
+
+    private var isFirstAttempt: Bool {
+        if case .initial = attemptKind { true } else { false }
     }
 
     /// Bluetooth went below powered-on: the OS dropped every link without a disconnection

@@ -26,10 +26,11 @@ public enum BLEDriverEvent: Sendable {
     /// The radio's state changed.
     ///
     /// Below ``CentralState/poweredOn`` every link is gone (CoreBluetooth drops them without a
-    /// disconnection callback; BlueZ when the adapter powers off or bluetoothd restarts): this
-    /// event alone says so, and the core treats it as the loss of every connection. After
-    /// ``CentralState/resetting`` or ``CentralState/unknown`` a driver also forgets the
-    /// platform's peripheral objects, which the stack has invalidated.
+    /// disconnection callback; BlueZ when the adapter powers off or bluetoothd restarts). This
+    /// event is enough for the core, which treats it as the loss of every connection; a
+    /// driver may also report each link's disconnection after it (BlueZ does), which the core
+    /// then ignores. A driver whose platform invalidates its peripheral objects with the state
+    /// (CoreBluetooth below powered-off) forgets them.
     case stateChanged(CentralState)
     /// A peripheral was seen while scanning.
     case discovered(DiscoveredPeripheral)

@@ -328,7 +328,8 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
         case .discovered(let found):
             guard isScanning else { return }
             var data = Self.advertisementData(found.advertisement)
-            if backend?.backgroundAdvertisers.contains(found.id.uuid) == true {
+            let isBackground = backend?.backgroundAdvertisers.contains(found.id.uuid) == true
+            if isBackground {
                 // A backgrounded iOS advertiser: no name, and its services only in the overflow
                 // area, which only a scan naming one of them reads (others see no services).
                 let wanted = managerLock.withLock { scanServices } ?? []
@@ -338,7 +339,8 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
                     data[CBAdvertisementDataOverflowServiceUUIDsKey] = found.advertisement.serviceUUIDs.map(CBUUID.init)
                 }
             }
-            let peripheral = peripheral(for: found.id, name: found.name)
+            // A backgrounded advertiser's name is not on the air either.
+            let peripheral = peripheral(for: found.id, name: isBackground ? nil : found.name)
             delegate?.centralManager(self, didDiscover: peripheral, advertisementData: data, rssi: NSNumber(value: found.rssi))
         case .connected(let id):
             let peripheral = peripheral(for: id, name: nil)

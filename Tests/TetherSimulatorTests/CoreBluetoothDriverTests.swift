@@ -113,6 +113,7 @@ struct CoreBluetoothDriverTests {
             return seen
         }
         #expect(unfiltered.first { $0.id == w.echoID }?.advertisement.serviceUUIDs == [])
+        #expect(unfiltered.first { $0.id == w.echoID }?.displayName == nil)
         // …a scan for its service does, with the service among the advertised ones.
         let found = try await w.run { () -> DiscoveredPeripheral? in
             for await found in try await central.scan(filter: ScanFilter(services: [EchoPeripheral.service]), timeout: .seconds(3)) {

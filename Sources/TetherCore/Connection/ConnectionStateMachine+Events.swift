@@ -73,7 +73,8 @@ extension ConnectionStateMachine {
                 break
             case .connecting where isFirstAttempt:
                 // The stack dropped the request: ask again at power-on, the caller still waiting
-                // (within the connect timeout), as for a connect made before Bluetooth was up.
+                // (a connect timeout for Bluetooth to come back, then one for the connection),
+                // as for a connect made before Bluetooth was up.
                 logger.info("Bluetooth is \(newState) while connecting; waiting for it")
                 generation += 1
                 transition(to: .waitingForBluetooth(timer: makeTimer(after: configuration.connectionTimeout, .connect)))
@@ -125,8 +126,9 @@ extension ConnectionStateMachine {
             let driver = self.driver, peripheral = self.peripheral
             let wanted = configuration.services.isEmpty ? nil : configuration.services
             command { await driver.discoverServices(wanted, on: peripheral) }
-        case .idle, .disconnecting:
-            // A link we no longer want (late connect after a timeout or cancel): close it.
+        case .idle, .disconnecting, .waitingForBluetooth:
+            // A link we no longer want (late connect after a timeout, a cancel, or a request
+            // Bluetooth's reset overtook; power-on asks again): close it.
             logger.debug("Closing an unwanted link")
             let driver = self.driver, peripheral = self.peripheral
             command { await driver.cancelConnection(peripheral) }

@@ -121,12 +121,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
 
     /// Arms a request; call it before the write that provokes the reply.
     public func arm(_ accept: @escaping @Sendable (Message) -> Match) -> Ticket {
-        lock.withLock {
-            nextID += 1
-            pending[nextID] = Pending(accept: accept)
-            order.append(nextID)
-            return Ticket(id: nextID)
-        }
+        lock.withLock { armLocked(accept, timeout: nil, lingering: nil) }
     }
 
     /// Arms a request whose timeout runs from now rather than from the call to
@@ -139,17 +134,7 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     /// left when a later request was already answered (the reply was lost, not late); give
     /// `lingering` only to requests that more will follow.
     public func arm(timeout: Duration, lingering: Duration? = nil, _ accept: @escaping @Sendable (Message) -> Match) -> Ticket {
-        lock.withLock {
-            nextID += 1
-            var entry = Pending(accept: accept)
-            entry.lingering = lingering
-            entry.timeout = timeout
-            entry.timerGeneration = 1
-            entry.timer = startTimer(nextID, timeout, generation: 1)
-            pending[nextID] = entry
-            order.append(nextID)
-            return Ticket(id: nextID)
-        }
+        lock.withLock { armLocked(accept, timeout: timeout, lingering: lingering) }
     }
 
     /// Waits for the reply to `ticket`: throws `RequestCorrelatorError/timedOut` when
@@ -194,13 +179,9 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
             // Only this call's wait: a refused second waiter's cancellation must not end the
             // first one's (before anyone waits, it is this call's to end).
             let resume = lock.withLock { () -> (() -> Void)? in
-                guard var entry = pending[ticket.id], entry.waiter == nil || entry.waiter == waiter else { return nil }
+                guard let entry = pending[ticket.id], entry.waiter == nil || entry.waiter == waiter else { return nil }
                 guard keepingArmedOnCancel, entry.result == nil else { return settle(ticket.id, .failure(CancellationError())) }
-                let continuation = entry.continuation
-                entry.continuation = nil
-                entry.waiter = nil
-                pending[ticket.id] = entry
-                abandonLocked(ticket.id, timeout: entry.timeout ?? timeout)
+                let continuation = abandonLocked(ticket.id, timeout: entry.timeout ?? timeout)
                 return continuation.map { continuation in { continuation.resume(throwing: CancellationError()) } }
             }
             resume?()
@@ -302,17 +283,12 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
     /// of it. A reply already in is dropped now.
     public func abandon(_ ticket: Ticket, timeout: Duration) {
         let waiting = lock.withLock { () -> CheckedContinuation<Reply, any Error>? in
-            guard var entry = pending[ticket.id] else { return nil }
+            guard let entry = pending[ticket.id] else { return nil }
             if entry.result != nil {
                 remove(ticket.id)
                 return nil
             }
-            let continuation = entry.continuation
-            entry.continuation = nil
-            entry.waiter = nil
-            pending[ticket.id] = entry
-            abandonLocked(ticket.id, timeout: timeout)
-            return continuation
+            return abandonLocked(ticket.id, timeout: timeout)
         }
         waiting?.resume(throwing: CancellationError())
     }
@@ -365,14 +341,35 @@ public final class RequestCorrelator<Message: Sendable>: @unchecked Sendable {
         abandonLocked(nextID, timeout: lingering)
     }
 
-    private func abandonLocked(_ id: Int, timeout: Duration) {
-        guard var entry = pending[id] else { return }
+    private func armLocked(_ accept: @escaping @Sendable (Message) -> Match, timeout: Duration?, lingering: Duration?) -> Ticket {
+        nextID += 1
+        var entry = Pending(accept: accept)
+        entry.lingering = lingering
+        if let timeout {
+            entry.timeout = timeout
+            entry.timerGeneration = 1
+            entry.timer = startTimer(nextID, timeout, generation: 1)
+        }
+        pending[nextID] = entry
+        order.append(nextID)
+        return Ticket(id: nextID)
+    }
+
+    /// Marks `id` given up on, with `timeout` to live; returns the waiter it had, for the
+    /// caller to end outside the lock.
+    @discardableResult
+    private func abandonLocked(_ id: Int, timeout: Duration) -> CheckedContinuation<Reply, any Error>? {
+        guard var entry = pending[id] else { return nil }
+        let continuation = entry.continuation
+        entry.continuation = nil
+        entry.waiter = nil
         entry.abandoned = true
         entry.timer?.cancel()
         entry.timeout = timeout
         entry.timerGeneration += 1
         entry.timer = startTimer(id, timeout, generation: entry.timerGeneration)
         pending[id] = entry
+        return continuation
     }
 
     private func keep(_ message: Message, in entry: inout Pending) {

@@ -341,7 +341,7 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             }
             // A backgrounded advertiser's name is not on the air either.
             let peripheral = peripheral(for: found.id, name: isBackground ? nil : found.name)
-            delegate?.centralManager(self, didDiscover: peripheral, advertisementData: data, rssi: NSNumber(value: found.rssi))
+            delegate?.centralManager(self, didDiscover: peripheral, advertisementData: data, rssi: NSNumber(value: backend?.rssiUnavailable.contains(found.id.uuid) == true ? 127 : found.rssi ?? 127))
         case .connected(let id):
             let peripheral = peripheral(for: id, name: nil)
             peripheral.linkUp(links[id] ?? LinkInfo(connected: true, mtu: 23, writeBuffer: 1))
@@ -366,7 +366,8 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             delegate?.centralManager(self, willRestoreState: [CBCentralManagerRestoredStatePeripheralsKey: peripherals])
         case .servicesDiscovered(let id, _, _), .characteristicsDiscovered(let id, _, _, _),
              .notificationStateUpdated(let id, _, _, _), .valueUpdated(let id, _, _, _),
-             .writeCompleted(let id, _, _), .readyToWriteWithoutResponse(let id), .rssiRead(let id, _, _):
+             .writeCompleted(let id, _, _), .readyToWriteWithoutResponse(let id), .rssiRead(let id, _, _),
+             .servicesInvalidated(let id, _):
             peripheral(for: id, name: nil).deliver(event)
         }
     }

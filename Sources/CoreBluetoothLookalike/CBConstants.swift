@@ -9,7 +9,9 @@ import TetherCore
 public typealias CFAbsoluteTime = Double
 
 /// The state of a Core Bluetooth manager (raw values as Apple's `CBManagerState`).
-public enum CBManagerState: Int, Sendable, CustomStringConvertible {
+///
+/// Not `CustomStringConvertible`: Apple's isn't (logs map it to `CentralState` first).
+public enum CBManagerState: Int, Sendable {
     /// The state is not known yet; an update follows.
     case unknown = 0
     /// The connection with the system service was lost; an update follows.
@@ -22,17 +24,6 @@ public enum CBManagerState: Int, Sendable, CustomStringConvertible {
     case poweredOff = 4
     /// Bluetooth is on and available.
     case poweredOn = 5
-
-    public var description: String {
-        switch self {
-        case .unknown: "unknown"
-        case .resetting: "resetting"
-        case .unsupported: "unsupported"
-        case .unauthorized: "unauthorized"
-        case .poweredOff: "poweredOff"
-        case .poweredOn: "poweredOn"
-        }
-    }
 }
 
 /// The app's Bluetooth authorization (raw values as Apple's `CBManagerAuthorization`).
@@ -182,10 +173,8 @@ public struct CBError: Error, Sendable, Hashable {
         case encryptionTimedOut = 15
         /// Too many LE devices are paired.
         case tooManyLEPairedDevices = 16
-        /// Background notification limit exceeded.
-        case leGattExceededBackgroundNotificationLimit = 17
-        /// Background notification limit nearly reached.
-        case leGattNearBackgroundNotificationLimit = 18
+        // 17 and 18 (the background notification limits) exist on watchOS only, which
+        // Tether does not reproduce: code that names them would not build for iOS or macOS.
     }
 
     /// The error's code.

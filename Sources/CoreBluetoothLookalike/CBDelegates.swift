@@ -58,7 +58,8 @@ public protocol CBPeripheralDelegate: NSObjectProtocol {
     func peripheral(_ peripheral: CBPeripheral, didReadRSSI RSSI: NSNumber, error: (any Error)?)
     /// The peripheral's name changed (never sent here).
     func peripheralDidUpdateName(_ peripheral: CBPeripheral)
-    /// Services were invalidated (never sent here).
+    /// The peripheral's services changed (Service Changed): the services passed are no longer
+    /// in `services` and must be discovered again.
     func peripheral(_ peripheral: CBPeripheral, didModifyServices invalidatedServices: [CBService])
 }
 

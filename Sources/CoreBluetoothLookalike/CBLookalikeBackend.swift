@@ -38,6 +38,7 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     private var unclaimedLaunch: SimulatedDriver?
     private var authorizationValue: CBManagerAuthorization = .allowedAlways
     private var background: Set<UUID> = []
+    private var noRSSI: Set<UUID> = []
     private var info: [String: any Sendable] = ["UIBackgroundModes": ["bluetooth-central"]]
     private var exceptions: [String] = []
     private var managers: [WeakManager] = []
@@ -120,6 +121,13 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     public var backgroundAdvertisers: Set<UUID> {
         get { lock.withLock { background } }
         set { lock.withLock { background = newValue } }
+    }
+
+    /// Peripherals whose signal strength CoreBluetooth has no value for: their discoveries and
+    /// RSSI reads report 127, Apple's "not available".
+    public var rssiUnavailable: Set<UUID> {
+        get { lock.withLock { noRSSI } }
+        set { lock.withLock { noRSSI = newValue } }
     }
 
     /// The simulated app's Info.plist keys that CoreBluetooth checks: by default an app that

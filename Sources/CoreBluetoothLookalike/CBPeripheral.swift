@@ -56,7 +56,16 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
     }
 
     open override var description: String {
-        "<CBPeripheral: identifier = \(identifier.uuidString), name = \(name ?? "(null)"), state = \(state)>"
+        "<CBPeripheral: identifier = \(identifier.uuidString), name = \(name ?? "(null)"), state = \(Self.stateName(state))>"
+    }
+
+    private static func stateName(_ state: CBPeripheralState) -> String {
+        switch state {
+        case .disconnected: "disconnected"
+        case .connecting: "connecting"
+        case .connected: "connected"
+        case .disconnecting: "disconnecting"
+        }
     }
 
     /// The largest value one write of `type` can carry: 512 with response, ATT MTU − 3 without.
@@ -234,20 +243,20 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
             }
             if wasBlocked { delegate?.peripheralIsReady(toSendWriteWithoutResponse: self) }
         case .rssiRead(_, let rssi, let error):
-            delegate?.peripheral(self, didReadRSSI: NSNumber(value: rssi), error: error?.cbNSError)
+            let unavailable = manager?.backend?.rssiUnavailable.contains(identifier) == true
+            delegate?.peripheral(self, didReadRSSI: NSNumber(value: unavailable ? 127 : rssi), error: error?.cbNSError)
+        case .servicesInvalidated(_, let uuids):
+            // As Apple's: the invalidated services leave `services` (their objects, and their
+            // characteristics', are dead from here on) before the delegate hears of them.
+            let invalidated: [CBService] = lock.withLock {
+                let gone = (discoveredServices ?? []).filter { uuids.contains($0.uuid.value) }
+                discoveredServices?.removeAll { uuids.contains($0.uuid.value) }
+                return gone
+            }
+            for service in invalidated { service.forgetNotifications() }
+            delegate?.peripheral(self, didModifyServices: invalidated)
         case .stateChanged, .discovered, .connected, .failedToConnect, .disconnected, .willRestoreState:
             break
-        }
-    }
-}
-
-extension CBPeripheralState: CustomStringConvertible {
-    public var description: String {
-        switch self {
-        case .disconnected: "disconnected"
-        case .connecting: "connecting"
-        case .connected: "connected"
-        case .disconnecting: "disconnecting"
         }
     }
 }

@@ -777,7 +777,7 @@ final class BlueZCentral: @unchecked Sendable {
         link.reportedConnected = true
         link.connectInFlight = false
         links[id] = link
-        rebuildGATT(id)
+        rebuildGATT(id, reportingChanges: false)
         logger.info("connected \(link.path)")
         emit(.connected(id))
         answerServiceDiscovery(id)
@@ -849,7 +849,10 @@ final class BlueZCentral: @unchecked Sendable {
 
     // MARK: Discovery
 
-    private func rebuildGATT(_ id: PeripheralID) {
+    /// Maps the link's characteristics to their objects again. `reportingChanges`: the link
+    /// was already reported up, so services whose objects changed (Service Changed: removed,
+    /// added, moved) are reported invalidated for the core to rediscover.
+    private func rebuildGATT(_ id: PeripheralID, reportingChanges: Bool = true) {
         guard var link = links[id] else { return }
         var characteristics: [CharacteristicPath: DBusObjectPath] = [:]
         var reverse: [DBusObjectPath: CharacteristicPath] = [:]
@@ -883,11 +886,19 @@ final class BlueZCentral: @unchecked Sendable {
                 unblocked.append(key)
             }
         }
+        var changed = Set<BluetoothUUID>()
+        for key in Set(link.characteristics.keys).union(characteristics.keys) where link.characteristics[key] != characteristics[key] {
+            changed.insert(key.service)
+        }
         link.characteristics = characteristics
         link.byObjectPath = reverse
         links[id] = link
         for key in lost.sorted(by: { $0.description < $1.description }) {
             emit(.notificationStateUpdated(id, key, isNotifying: false, .invalidHandle))
+        }
+        if reportingChanges, !changed.isEmpty {
+            logger.info("GATT changed on \(link.path): \(changed.sorted())")
+            emit(.servicesInvalidated(id, changed.sorted()))
         }
         for key in unblocked { runNext(on: key, of: id) }
     }

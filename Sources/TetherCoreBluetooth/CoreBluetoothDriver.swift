@@ -299,7 +299,7 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBPeripheralDelegat
         adopt(peripheral)
         yield(.discovered(DiscoveredPeripheral(
             id: PeripheralID(peripheral.identifier), name: peripheral.name,
-            advertisement: Self.advertisement(advertisementData), rssi: RSSI.intValue)))
+            advertisement: Self.advertisement(advertisementData), rssi: Self.rssi(RSSI))))
     }
 
     fileprivate func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
@@ -358,7 +358,18 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBPeripheralDelegat
     }
 
     public func peripheral(_ peripheral: CBPeripheral, didReadRSSI RSSI: NSNumber, error: (any Error)?) {
-        yield(.rssiRead(PeripheralID(peripheral.identifier), RSSI.intValue, Self.driverError(error)))
+        let id = PeripheralID(peripheral.identifier)
+        guard error != nil || Self.rssi(RSSI) != nil else {
+            yield(.rssiRead(id, 0, .other("the link's signal strength is not available")))
+            return
+        }
+        yield(.rssiRead(id, RSSI.intValue, Self.driverError(error)))
+    }
+
+    public func peripheral(_ peripheral: CBPeripheral, didModifyServices invalidatedServices: [CBService]) {
+        // The CBService objects (and their characteristics) are dead: every lookup goes
+        // through `peripheral.services`, which no longer holds them, until rediscovered.
+        yield(.servicesInvalidated(PeripheralID(peripheral.identifier), invalidatedServices.map { Self.uuid($0.uuid) }))
     }
 
     // MARK: Internals
@@ -419,6 +430,11 @@ public final class CoreBluetoothDriver: NSObject, BLEDriver, CBPeripheralDelegat
     }
 
     static func cbUUID(_ uuid: BluetoothUUID) -> CBUUID { CBUUID(data: uuid.data) }
+
+    /// CoreBluetooth's RSSI in dBm, or nil for its 127, which means "not available".
+    static func rssi(_ value: NSNumber) -> Int? {
+        value.intValue == 127 ? nil : value.intValue
+    }
 
     static func uuid(_ uuid: CBUUID) -> BluetoothUUID {
         BluetoothUUID(bytes: uuid.data) ?? BluetoothUUID(string: uuid.uuidString) ?? BluetoothUUID(high: 0, low: 0)

@@ -66,6 +66,16 @@ public final class VirtualPeripheral {
         services.removeAll { $0.uuid == uuid }
     }
 
+    /// Adds a service to the database, or replaces the one with its UUID (a firmware update;
+    /// tell a connected central with ``VirtualRadio/changeServices(of:invalidating:_:)``).
+    public func addService(_ service: ServiceDefinition) {
+        if let index = services.firstIndex(where: { $0.uuid == service.uuid }) {
+            services[index] = service
+        } else {
+            services.append(service)
+        }
+    }
+
     /// Removes a characteristic from the database (fault injection: "missing characteristic").
     public func removeCharacteristic(_ path: CharacteristicPath) {
         guard let s = services.firstIndex(where: { $0.uuid == path.service }) else { return }

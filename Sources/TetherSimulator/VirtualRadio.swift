@@ -161,6 +161,30 @@ public final class VirtualRadio {
     /// Removes every injected ATT fault.
     public func clearFaults() { faults.removeAll() }
 
+    /// Changes a peripheral's GATT database, as a firmware update or a dynamic GATT server
+    /// does, and tells a connected central with a Service Changed indication.
+    ///
+    /// `change` edits the database (``VirtualPeripheral/addService(_:)``,
+    /// ``VirtualPeripheral/removeService(_:)``). On a link, the subscriptions to the
+    /// `invalidated` services end (their handles moved; the behaviour hears them disabled),
+    /// and the driver reports ``BLEDriverEvent/servicesInvalidated(_:_:)`` one round trip later.
+    /// Without a link the change waits for the next connection's discovery, as with a bonded
+    /// central's cached database checked by its hash.
+    public func changeServices(of id: PeripheralID, invalidating invalidated: [BluetoothUUID], _ change: @SimulationActor (VirtualPeripheral) -> Void = { _ in }) {
+        guard let peripheral = virtualPeripheral(id) else { return }
+        change(peripheral)
+        guard let link = links[id] else { return }
+        logger.info("Services changed", metadata: ["peripheral": "\(id)", "invalidated": "\(invalidated)"])
+        let lost = link.subscriptions.filter { invalidated.contains($0.service) }
+        link.subscriptions.subtract(lost)
+        if let context = contexts[id] {
+            for path in lost.sorted(by: { $0.description < $1.description }) {
+                peripheral.behavior?.didChangeSubscription(path, enabled: false, context: context)
+            }
+        }
+        after(link.parameters.connectionInterval * 2, on: link) { radio in radio.emit(.servicesInvalidated(id, invalidated)) }
+    }
+
     /// Closes a link from the peripheral's side (with OS auto-reconnect, the OS reconnects).
     public func peripheralDisconnect(_ id: PeripheralID) {
         guard let link = links[id] else { return }

@@ -78,7 +78,7 @@ struct DemoStory {
         var seen: [DiscoveredPeripheral] = []
         for await peripheral in stream {
             seen.append(peripheral)
-            timeline.info("found \(peripheral.displayName ?? "(unnamed)") \(peripheral.rssi) dBm")
+            timeline.info("found \(peripheral.displayName ?? "(unnamed)") \(DiscoveredPeripheral.describe(rssi: peripheral.rssi))")
         }
         guard let echo = seen.first(where: { $0.advertisement.serviceUUIDs.contains(EchoPeripheral.service) }) else {
             throw CLIError("the echo peripheral was not found")

@@ -24,7 +24,7 @@ struct KiroStory {
     func push(_ day: DayPack, follow seconds: Double, script: Bool) async throws -> Outcome {
         timeline.step("Scanning for a Kiro (service FFE0)")
         let peripheral = try await within(45, "Kiro scan") { try await KiroConnector.find(on: central) }
-        timeline.ok("found \(peripheral.displayName ?? "Kiro") at \(peripheral.rssi) dBm")
+        timeline.ok("found \(peripheral.displayName ?? "Kiro") (\(DiscoveredPeripheral.describe(rssi: peripheral.rssi)))")
         let connection = try await within(60, "Kiro connection") { try await KiroConnector.connect(to: peripheral.id, on: central) }
         timeline.ok("connected")
 

@@ -106,7 +106,7 @@ struct MeshTarget: ParsableArguments {
             // On the simulator, the default radio is the world's "Tether Base".
             let name = ble ?? (env.emulators.map { _ in "\(MeshCoreBLE.namePrefix)-\(MeshNetwork.demoRadioName)" })
             let found = try await BLETransport.discover(on: env.central, name: name)
-            note("Found \(terminalSafe(found.name ?? "radio")) (\(found.rssi) dBm)")
+            note("Found \(terminalSafe(found.name ?? "radio")) (\(DiscoveredPeripheral.describe(rssi: found.rssi)))")
             transport = await BLETransport(central: env.central, peripheral: found.id)
         }
         let store = try MeshStore(path: database ?? MeshStore.defaultPath())

@@ -36,7 +36,7 @@ struct ScanCommand: AsyncParsableCommand {
                 } else {
                     let services = peripheral.advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ",")
                     let device = DeviceCatalog.entry(matching: peripheral)?.name ?? "-"
-                    print(pad(terminalSafe(peripheral.displayName) ?? "(unnamed)", 22) + pad(device, 12) + pad(peripheral.id.description, 38) + pad("\(peripheral.rssi)", 6) + (services.isEmpty ? "-" : services))
+                    print(pad(terminalSafe(peripheral.displayName) ?? "(unnamed)", 22) + pad(device, 12) + pad(peripheral.id.description, 38) + pad(peripheral.rssi.map(String.init) ?? "-", 6) + (services.isEmpty ? "-" : services))
                 }
             }
             if !json { print("\(seenIDs.count) peripheral(s)") }
@@ -53,7 +53,7 @@ struct ScanRecord: Encodable {
     /// Which of Tether's devices it is, by its advertisement (the ``DeviceCatalog`` id).
     let device: String?
     let id: String
-    let rssi: Int
+    let rssi: Int?
     let services: [String]
     let manufacturerData: String?
     let txPower: Int?

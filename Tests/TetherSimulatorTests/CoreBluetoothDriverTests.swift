@@ -244,5 +244,27 @@ extension LookalikeWorld {
 actor EventBox {
     private(set) var events: [BLEDriverEvent] = []
     func append(_ event: BLEDriverEvent) { events.append(event) }
+
+    @Test func rssi127IsNoValue() async throws {
+        let w = await LookalikeWorld()
+        w.backend.rssiUnavailable = [w.echoID.uuid]
+        let central = await CoreBluetoothDriverTests.central(w)
+        let found = try await w.run { try await central.discover(filter: ScanFilter(services: [EchoPeripheral.service]), timeout: .seconds(5)) }
+        #expect(found.id == w.echoID)
+        #expect(found.rssi == nil)
+        // A minimum signal strength cannot be met by a discovery without one.
+        #expect(!ScanFilter(minimumRSSI: -127).matches(found))
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.run { try await connection.connect() }
+        let outcome = Outcome()
+        try await w.run {
+            do { _ = try await connection.readRSSI() } catch let error as BLEError { await outcome.set(error) }
+        }
+        #expect(await outcome.error == .readFailed(.other("the link's signal strength is not available")))
+        // With a value again, it reads.
+        w.backend.rssiUnavailable = []
+        let rssi = try await w.run { try await connection.readRSSI() }
+        #expect(rssi < 0 && rssi > -127)
+    }
 }
 #endif

@@ -151,6 +151,9 @@ final class Recorder: NSObject, CBCentralManagerDelegate, CBPeripheralDelegate, 
     }
     func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBPeripheral) { record("ready") }
     func peripheral(_ peripheral: CBPeripheral, didReadRSSI RSSI: NSNumber, error: (any Error)?) { record("rssi", error: error) }
+    func peripheral(_ peripheral: CBPeripheral, didModifyServices invalidatedServices: [CBService]) {
+        record("modified:\(invalidatedServices.map(\.uuid.uuidString).sorted().joined(separator: ","))")
+    }
 }
 
 /// A delegate that implements only the legacy disconnection callback.

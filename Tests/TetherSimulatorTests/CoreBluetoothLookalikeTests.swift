@@ -342,5 +342,31 @@ struct CoreBluetoothLookalikeTests {
         // Managers stop calling back once released; keep them for the whole test.
         withExtendedLifetime(manager) {}
     }
+
+    @Test func aServicesChangeTakesTheServiceObjectsAwayBeforeTheDelegateHears() async throws {
+        let w = await LookalikeWorld()
+        let r = w.recorder()
+        let manager = w.manager(r)
+        let peripheral = try await w.connectEcho(manager, r)
+        var stale = peripheral.services?.first { $0.uuid == LookalikeWorld.service }?.characteristics?.first { $0.uuid == LookalikeWorld.input }
+        #expect(stale != nil)
+        await w.radio.changeServices(of: w.echoID, invalidating: [EchoPeripheral.service])
+        try await w.until { r.log.last?.hasPrefix("modified:") == true }
+        #expect(r.log.last == "modified:\(LookalikeWorld.service.uuidString)")
+        #expect(peripheral.services?.contains { $0.uuid == LookalikeWorld.service } == false)
+        // A characteristic of the invalidated service is dead: writing to it is a misuse.
+        let misuses = w.backend.apiMisuses.count
+        if let characteristic = stale { peripheral.writeValue(Data([1]), for: characteristic, type: .withResponse) }
+        #expect(w.backend.apiMisuses.count == misuses + 1)
+        stale = nil
+        // Discovered again, the service is back with its characteristics.
+        peripheral.discoverServices([LookalikeWorld.service])
+        try await w.until { r.log.last?.hasPrefix("services") == true }
+        let service = try #require(peripheral.services?.first { $0.uuid == LookalikeWorld.service })
+        peripheral.discoverCharacteristics(nil, for: service)
+        try await w.until { r.log.last?.hasPrefix("characteristics") == true }
+        #expect(service.characteristics?.count == 3)
+        withExtendedLifetime(manager) {}
+    }
 }
 #endif

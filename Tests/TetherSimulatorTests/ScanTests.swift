@@ -44,7 +44,7 @@ struct ScanTests {
     @Test func rssiFallsWithDistance() async throws {
         let world = await World()
         let found = try await world.scan(.any)
-        let byName = Dictionary(uniqueKeysWithValues: found.map { ($0.displayName ?? "beacon", $0.rssi) })
+        let byName = Dictionary(uniqueKeysWithValues: found.map { ($0.displayName ?? "beacon", $0.rssi ?? .min) })
         #expect(byName["Tether Echo"]! > byName["HR Strap 42"]!)
         #expect(byName["HR Strap 42"]! > byName["beacon"]!)
     }

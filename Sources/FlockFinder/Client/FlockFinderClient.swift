@@ -48,13 +48,13 @@ public struct FlockFinderDevice: Sendable, Hashable, Identifiable {
     public let id: PeripheralID
     /// Its advertised name.
     public let name: String?
-    /// Signal strength at discovery.
-    public let rssi: Int
+    /// Signal strength at discovery in dBm; nil when the stack had no value.
+    public let rssi: Int?
     /// Whether it advertises the FlockFinder service (only those are auto-connected).
     public let advertisesService: Bool
 
     /// Describes a detector (the client makes them from scans; previews make their own).
-    public init(id: PeripheralID, name: String?, rssi: Int, advertisesService: Bool) {
+    public init(id: PeripheralID, name: String?, rssi: Int?, advertisesService: Bool) {
         self.id = id
         self.name = name
         self.rssi = rssi

@@ -120,7 +120,7 @@ public actor BLEManager: BLEManagerProtocol {
 
     private func found(_ peripheral: DiscoveredPeripheral) {
         let device = GripFitDevice(id: peripheral.id, name: peripheral.displayName ?? GripFitBLEConstants.deviceNamePrefix, rssi: peripheral.rssi)
-        logger.info("Found \(device.name) at \(device.rssi) dBm")
+        logger.info("Found \(device.name) (\(DiscoveredPeripheral.describe(rssi: device.rssi)))")
         hub.addDevice(device)
     }
 

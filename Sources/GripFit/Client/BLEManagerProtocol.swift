@@ -97,11 +97,11 @@ public struct GripFitDevice: Sendable, Hashable, Identifiable {
     public let id: PeripheralID
     /// Its advertised name.
     public let name: String
-    /// Signal strength at discovery.
-    public let rssi: Int
+    /// Signal strength at discovery in dBm; nil when the stack had no value.
+    public let rssi: Int?
 
     /// Creates a device record.
-    public init(id: PeripheralID, name: String, rssi: Int) {
+    public init(id: PeripheralID, name: String, rssi: Int?) {
         self.id = id
         self.name = name
         self.rssi = rssi

@@ -224,7 +224,8 @@ public actor Central {
         case .connected(let id), .failedToConnect(let id, _), .disconnected(let id, _, _),
              .servicesDiscovered(let id, _, _), .characteristicsDiscovered(let id, _, _, _),
              .notificationStateUpdated(let id, _, _, _), .valueUpdated(let id, _, _, _),
-             .writeCompleted(let id, _, _), .readyToWriteWithoutResponse(let id), .rssiRead(let id, _, _):
+             .writeCompleted(let id, _, _), .readyToWriteWithoutResponse(let id), .rssiRead(let id, _, _),
+             .servicesInvalidated(let id, _):
             if let machine = connections[id] {
                 await machine.handle(event)
             } else if case .connected = event {

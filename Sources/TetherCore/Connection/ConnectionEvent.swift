@@ -15,4 +15,9 @@ public enum ConnectionEvent: Sendable, Hashable {
     case failed(BLEError)
     /// The radio's state changed.
     case bluetoothStateChanged(CentralState)
+    /// The connected peripheral's services changed (a Service Changed indication, such as
+    /// after a firmware update): the connection rediscovers them and subscribes again, on the
+    /// same link. The phase runs through discovery back to `connected`; reads and writes asked
+    /// for meanwhile wait for it, and notification streams go on.
+    case servicesChanged(PeripheralID)
 }

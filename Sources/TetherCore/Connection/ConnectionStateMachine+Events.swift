@@ -34,6 +34,8 @@ extension ConnectionStateMachine {
             if let error { waiter.resume(throwing: BLEError.from(error, otherwise: BLEError.readFailed)) } else { waiter.resume(returning: rssi) }
         case .stateChanged(let newState):
             centralStateChanged(newState)
+        case .servicesInvalidated(_, let invalidated):
+            servicesInvalidated(invalidated)
         case .discovered, .willRestoreState:
             break
         }
@@ -101,10 +103,10 @@ extension ConnectionStateMachine {
     private func loseLinkToBluetooth(_ newState: CentralState) {
         logger.warning("Bluetooth became \(newState); going idle")
         let error = BLEError.bluetoothUnavailable(newState)
+        let wasConnected = isConnected || isRefreshing
         generation += 1
         resetLink(error)
         lastError = error
-        let wasConnected = isConnected
         transition(to: .idle)
         failWaiters(error)
         if wasConnected {
@@ -163,6 +165,11 @@ extension ConnectionStateMachine {
         case .autoReconnecting:
             return
         case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete:
+            if isRefreshing {
+                // The link was ready (its services were being discovered again): a drop.
+                readyLinkDropped(error: error, bleError: bleError, isReconnecting: isReconnecting)
+                return
+            }
             if case .initial = attemptKind {
                 failAttempt(bleError ?? .disconnected(nil), linkDown: !isReconnecting)
                 return
@@ -171,14 +178,62 @@ extension ConnectionStateMachine {
             resetLink(bleError ?? .disconnected(nil))
             continueReconnecting(error: bleError, isReconnecting: isReconnecting)
         case .connected:
-            logger.warning("Link lost", metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "osReconnecting": "\(isReconnecting)"])
-            generation += 1
-            resetLink(bleError ?? .disconnected(nil))
-            lastError = bleError
-            emit(.disconnected(peripheral, bleError))
-            disconnectionHandler?(peripheral, bleError)
-            continueReconnecting(error: bleError, isReconnecting: isReconnecting, firstDrop: true)
+            readyLinkDropped(error: error, bleError: bleError, isReconnecting: isReconnecting)
         }
+    }
+
+    private func readyLinkDropped(error: DriverError?, bleError: BLEError?, isReconnecting: Bool) {
+        logger.warning("Link lost", metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "osReconnecting": "\(isReconnecting)"])
+        generation += 1
+        attemptKind = .initial
+        resetLink(bleError ?? .disconnected(nil))
+        lastError = bleError
+        emit(.disconnected(peripheral, bleError))
+        disconnectionHandler?(peripheral, bleError)
+        continueReconnecting(error: bleError, isReconnecting: isReconnecting, firstDrop: true)
+    }
+
+    /// The peripheral's GATT database changed (``BLEDriverEvent/servicesInvalidated(_:_:)``).
+    ///
+    /// A ready link goes back through discovery on the same link (``AttemptKind/refresh``): the
+    /// services this connection uses are discovered again and the notifying characteristics
+    /// of the invalidated ones subscribed again. A discovery under way starts over. Either way
+    /// a required service or characteristic missing afterwards is waited for (it may be on its
+    /// way back) until the discovery timeout, which then counts as the link's failure.
+    func servicesInvalidated(_ invalidated: [BluetoothUUID]) {
+        let discovering: Bool
+        switch state {
+        case .connected: discovering = false
+        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete: discovering = true
+        default: return
+        }
+        let used = Set(configuration.services)
+            .union(services.map(\.uuid))
+            .union((configuration.requiredCharacteristics + configuration.notifyCharacteristics).map(\.service))
+        // Only additions: they matter to a connection that uses every service, or to a
+        // discovery waiting for a service to come back.
+        let relevant = invalidated.isEmpty
+            ? configuration.services.isEmpty || servicesChanging
+            : !used.isDisjoint(with: invalidated) || servicesChanging
+        guard relevant else {
+            logger.debug("Services changed that this connection does not use", metadata: ["services": "\(invalidated)"])
+            return
+        }
+        logger.notice("The peripheral's services changed; discovering them again", metadata: ["services": "\(invalidated)"])
+        servicesChanging = true
+        if !discovering {
+            attemptKind = .refresh
+            invalidatedServices = []
+        }
+        invalidatedServices.formUnion(invalidated)
+        for path in characteristics.keys where invalidated.contains(path.service) { characteristics[path] = nil }
+        services.removeAll { invalidated.contains($0.uuid) }
+        let timer = makeTimer(after: configuration.discoveryTimeout, .discovery)
+        transition(to: .discoveringServices(timer: timer))
+        if !discovering { emit(.servicesChanged(peripheral)) }
+        let driver = self.driver, peripheral = self.peripheral
+        let wanted = configuration.services.isEmpty ? nil : configuration.services
+        command { await driver.discoverServices(wanted, on: peripheral) }
     }
 
     func continueReconnecting(error: BLEError?, isReconnecting: Bool, firstDrop: Bool = false) {
@@ -220,6 +275,11 @@ extension ConnectionStateMachine {
         services = found
         let foundUUIDs = Set(found.map(\.uuid))
         if let missing = configuration.services.first(where: { !foundUUIDs.contains($0) }) {
+            if servicesChanging {
+                logger.notice("A required service is missing after the services changed; waiting for it", metadata: ["service": "\(missing)"])
+                missingAfterChange = .serviceNotFound(missing)
+                return
+            }
             logger.error("Required service missing", metadata: ["service": "\(missing)"])
             failAttempt(.serviceNotFound(missing))
             return
@@ -256,11 +316,20 @@ extension ConnectionStateMachine {
     private func afterCharacteristicDiscovery(timer: Task<Void, Never>) {
         let required = configuration.requiredCharacteristics + configuration.notifyCharacteristics
         if let missing = required.first(where: { characteristics[$0] == nil }) {
+            if servicesChanging {
+                logger.notice("A required characteristic is missing after the services changed; waiting for it", metadata: ["characteristic": "\(missing)"])
+                missingAfterChange = .characteristicNotFound(missing.characteristic)
+                transition(to: .discoveringServices(timer: timer))
+                return
+            }
             logger.error("Required characteristic missing", metadata: ["characteristic": "\(missing)"])
             failAttempt(.characteristicNotFound(missing.characteristic))
             return
         }
-        let toSubscribe = configuration.notifyCharacteristics
+        // A refresh subscribes again only where the change took the subscriptions.
+        let toSubscribe = attemptKind == .refresh
+            ? configuration.notifyCharacteristics.filter { invalidatedServices.contains($0.service) }
+            : configuration.notifyCharacteristics
         if toSubscribe.isEmpty {
             linkBecameReady()
             return

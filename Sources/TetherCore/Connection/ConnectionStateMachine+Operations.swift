@@ -33,14 +33,17 @@ extension ConnectionStateMachine {
     /// acknowledgement up to the write timeout (`operationTimeout`, the link stays up); without
     /// response, each piece waits for the driver's flow control.
     public func write(_ data: Data, to characteristic: CharacteristicPath, type: WriteType = .withResponse) async throws {
+        try await waitWhileRefreshing()
         try checkUsable(characteristic, needs: type == .withResponse ? .write : .writeWithoutResponse)
         await acquireOperationSlot()
         defer { releaseOperationSlot() }
+        try await waitWhileRefreshing()
         try checkUsable(characteristic, needs: nil)
         let generation = self.generation
         let maxLength = max(1, await driver.maximumWriteValueLength(for: type, on: peripheral))
         var offset = data.startIndex
         repeat {
+            try await waitWhileRefreshing()
             guard generation == self.generation, isConnected else { throw BLEError.notConnected }
             let end = data.index(offset, offsetBy: maxLength, limitedBy: data.endIndex) ?? data.endIndex
             let piece = data[offset..<end]
@@ -58,15 +61,18 @@ extension ConnectionStateMachine {
 
     /// Reads a characteristic's current value (queued with writes; times out like a write).
     public func read(_ characteristic: CharacteristicPath) async throws -> Data {
+        try await waitWhileRefreshing()
         try checkUsable(characteristic, needs: .read)
         await acquireOperationSlot()
         defer { releaseOperationSlot() }
+        try await waitWhileRefreshing()
         try checkUsable(characteristic, needs: nil)
         return try await request(.read, Data(), characteristic)
     }
 
     /// Reads the link's signal strength in dBm.
     public func readRSSI() async throws -> Int {
+        try await waitWhileRefreshing()
         guard isConnected else { throw BLEError.notConnected }
         let driver = self.driver, peripheral = self.peripheral
         let timeout = configuration.writeTimeout, clock = self.clock
@@ -101,11 +107,20 @@ extension ConnectionStateMachine {
 
     /// The largest value one driver write of `type` carries on the current link.
     public func maximumWriteValueLength(for type: WriteType) async throws -> Int {
+        try await waitWhileRefreshing()
         guard isConnected else { throw BLEError.notConnected }
         return await driver.maximumWriteValueLength(for: type, on: peripheral)
     }
 
     // MARK: Internals
+
+    /// While a ready link rediscovers its changed services, waits for it to be ready again
+    /// (throws if it is lost instead): the change is not the caller's failure.
+    private func waitWhileRefreshing() async throws {
+        while isRefreshing {
+            try await withCheckedThrowingContinuation { refreshWaiters.append($0) }
+        }
+    }
 
     private func checkUsable(_ path: CharacteristicPath, needs property: CharacteristicProperties?) throws {
         guard isConnected else { throw BLEError.notConnected }
@@ -190,9 +205,12 @@ extension ConnectionStateMachine {
         for waiter in waiters { waiter.resume(throwing: BLEError.operationTimeout) }
     }
 
-    /// Fails the outstanding request and every flow-control and RSSI waiter.
+    /// Fails the outstanding request and every refresh, flow-control and RSSI waiter.
     func failOperations(_ error: BLEError) {
         if let request = pendingRequest { completeRequest(request.token, with: .failure(error)) }
+        let refresh = refreshWaiters
+        refreshWaiters.removeAll()
+        for waiter in refresh { waiter.resume(throwing: error) }
         let flow = flowControlWaiters
         flowControlWaiters.removeAll()
         for waiter in flow { waiter.resume(throwing: error) }

@@ -56,6 +56,9 @@ public actor ConnectionStateMachine {
         case initial
         /// Reconnecting after a drop: a failure schedules the next attempt.
         case reconnect(attempt: Int)
+        /// The services of a ready link changed: rediscovering on the same link. A failure is
+        /// the link's loss (a drop, then the reconnect policy).
+        case refresh
     }
 
     var state: PhaseState = .idle
@@ -70,6 +73,17 @@ public actor ConnectionStateMachine {
     var connectWaiters: [CheckedContinuation<Void, Error>] = []
     var characteristics: [CharacteristicPath: GATTCharacteristic] = [:]
     var services: [GATTService] = []
+    /// The services a refresh (``AttemptKind/refresh``) found invalidated: their notifying
+    /// characteristics are subscribed again.
+    var invalidatedServices: Set<BluetoothUUID> = []
+    /// The peripheral's services changed during this discovery: a required service or
+    /// characteristic missing now may be on its way back (removed, then added again), so
+    /// discovery waits for the next change, within its timeout, rather than failing.
+    var servicesChanging = false
+    /// What such a discovery is waiting for: the error if its timeout ends the wait.
+    var missingAfterChange: BLEError?
+    /// Reads, writes and RSSI reads asked for during a refresh, resumed when it ends.
+    var refreshWaiters: [CheckedContinuation<Void, Error>] = []
     var everConnected = false
     /// Retries of the first connection so far (``ConnectionConfiguration/firstConnectionRetry``).
     var firstConnectionRetries = 0
@@ -175,6 +189,15 @@ public actor ConnectionStateMachine {
 
     /// True when reads, writes and notifications can flow.
     public var isConnected: Bool { phase.isConnected }
+
+    /// A ready link is rediscovering its changed services (``ConnectionEvent/servicesChanged(_:)``).
+    var isRefreshing: Bool {
+        guard attemptKind == .refresh else { return false }
+        switch state {
+        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete: return true
+        default: return false
+        }
+    }
 
     /// The services found at the last discovery.
     public var discoveredServices: [GATTService] { services }
@@ -300,7 +323,7 @@ public actor ConnectionStateMachine {
     /// is cancelled at the driver, and reconnection follows the ``ReconnectPolicy`` (a policy
     /// without attempts makes the drop final). Does nothing unless connected.
     public func linkLost(reason: BLEError) async {
-        guard case .connected = state else { return }
+        guard isConnected || isRefreshing else { return }
         logger.warning("Link declared lost", metadata: ["reason": "\(reason)"])
         generation += 1
         resetLink(reason)
@@ -407,7 +430,18 @@ public actor ConnectionStateMachine {
     /// `linkDown`: the failure is the driver's own report that the link (or the request) is
     /// gone, with no OS reconnection behind it: there is nothing to cancel.
     func failAttempt(_ error: BLEError, linkDown: Bool = false) {
-        logger.warning("Connection attempt failed", metadata: ["error": "\(error)"])
+        if attemptKind == .refresh {
+            // The ready link could not be brought back after its services changed: to the
+            // client it is lost, and the reconnect policy (a fresh link, a fresh discovery)
+            // takes over.
+            logger.warning("Rediscovery after a services change failed; dropping the link", metadata: ["error": "\(error)"])
+            lastError = error
+            emit(.disconnected(peripheral, error))
+            disconnectionHandler?(peripheral, error)
+            attemptKind = .reconnect(attempt: 0)
+        } else {
+            logger.warning("Connection attempt failed", metadata: ["error": "\(error)"])
+        }
         let linkMayBeUp: Bool
         switch state {
         case .idle, .waitingForBluetooth, .restoringState: linkMayBeUp = false
@@ -421,7 +455,7 @@ public actor ConnectionStateMachine {
             // attempt.
             awaitTeardown()
         }
-        resetLink()
+        resetLink(error)
         if case .reconnect(let attempt) = attemptKind, wantsConnection,
            !isTerminal(error) {
             scheduleReconnect(after: attempt, lastError: error)
@@ -518,16 +552,23 @@ public actor ConnectionStateMachine {
     }
 
     func linkBecameReady() {
-        transition(to: .discoveryComplete)
-        transition(to: .connected)
         let wasReconnect: Bool
         if case .reconnect = attemptKind { wasReconnect = true } else { wasReconnect = false }
+        let wasRefresh = attemptKind == .refresh
+        transition(to: .discoveryComplete)
+        transition(to: .connected)
         attemptKind = .initial
+        invalidatedServices = []
+        servicesChanging = false
+        missingAfterChange = nil
         lastError = nil
-        let waiters = connectWaiters
+        let waiters = connectWaiters + refreshWaiters
         connectWaiters.removeAll()
+        refreshWaiters.removeAll()
         for waiter in waiters { waiter.resume() }
-        if wasReconnect || everConnected {
+        if wasRefresh {
+            logger.info("Services discovered again after their change")
+        } else if wasReconnect || everConnected {
             logger.info("Reconnected")
             emit(.reconnected(peripheral))
             reconnectionHandler?(peripheral)
@@ -549,6 +590,13 @@ public actor ConnectionStateMachine {
         }
         state = next
         if case .idle = next { declaredLost = nil }
+        switch next {
+        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete:
+            break
+        default:
+            // A refresh ends in one of the discovery phases or not at all.
+            if attemptKind == .refresh { attemptKind = .initial }
+        }
         let oldPhase = project(old), newPhase = phase
         if oldPhase != newPhase {
             logger.debug("Phase \(oldPhase.name) → \(newPhase.name)")
@@ -582,6 +630,9 @@ public actor ConnectionStateMachine {
     func resetLink(_ error: BLEError = .disconnected(nil)) {
         characteristics.removeAll()
         services.removeAll()
+        invalidatedServices = []
+        servicesChanging = false
+        missingAfterChange = nil
         failOperations(error)
     }
 
@@ -607,7 +658,7 @@ public actor ConnectionStateMachine {
         case (.discovery, .discoveringServices), (.discovery, .discoveringCharacteristics),
              (.discovery, .subscribingToNotifications):
             logger.warning("Discovery timed out")
-            failAttempt(.connectionTimeout)
+            failAttempt(missingAfterChange ?? .connectionTimeout)
         case (.backoff, .autoReconnecting):
             // A first connection tried again starts as a first attempt does: Bluetooth may
             // have gone away meanwhile.

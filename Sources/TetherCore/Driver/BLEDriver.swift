@@ -54,6 +54,14 @@ public enum BLEDriverEvent: Sendable {
     case readyToWriteWithoutResponse(PeripheralID)
     /// An RSSI read completed.
     case rssiRead(PeripheralID, Int, DriverError?)
+    /// The peripheral's GATT database changed while connected (a Service Changed indication:
+    /// a firmware update, a service removed, added or moved): the services listed are gone or
+    /// moved, with their characteristics and notification subscriptions, until discovered
+    /// again. An empty list says services were only added.
+    ///
+    /// CoreBluetooth's `peripheral(_:didModifyServices:)`; BlueZ removing or adding GATT
+    /// objects under a connected device. The core rediscovers and resubscribes by itself.
+    case servicesInvalidated(PeripheralID, [BluetoothUUID])
     /// The OS relaunched the app and hands back these peripherals (state restoration).
     case willRestoreState([PeripheralID])
 }

@@ -6,11 +6,12 @@ public struct DiscoveredPeripheral: Sendable, Equatable, Identifiable, Codable {
     public var name: String?
     /// What it advertised.
     public var advertisement: AdvertisementData
-    /// Received signal strength in dBm.
-    public var rssi: Int
+    /// Received signal strength in dBm; nil when the stack had no value for this
+    /// advertisement (CoreBluetooth's 127).
+    public var rssi: Int?
 
     /// Creates a discovery record.
-    public init(id: PeripheralID, name: String? = nil, advertisement: AdvertisementData, rssi: Int) {
+    public init(id: PeripheralID, name: String? = nil, advertisement: AdvertisementData, rssi: Int?) {
         self.id = id
         self.name = name
         self.advertisement = advertisement
@@ -19,4 +20,9 @@ public struct DiscoveredPeripheral: Sendable, Equatable, Identifiable, Codable {
 
     /// The name to show a person: the advertised local name, else the GAP name.
     public var displayName: String? { advertisement.localName ?? name }
+
+    /// A signal strength as a person reads it: `-60 dBm`, or `RSSI unknown` for none.
+    public static func describe(rssi: Int?) -> String {
+        rssi.map { "\($0) dBm" } ?? "RSSI unknown"
+    }
 }

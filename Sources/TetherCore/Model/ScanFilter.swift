@@ -32,7 +32,8 @@ public struct ScanFilter: Sendable, Hashable {
     public var services: [BluetoothUUID]
     /// A name condition, if any.
     public var name: NameMatch?
-    /// The weakest signal accepted, in dBm.
+    /// The weakest signal accepted, in dBm. A discovery without a signal strength does not
+    /// pass it (nothing says it is near).
     public var minimumRSSI: Int?
     /// When both services and a name are given, accept a match on either (discovery "by service
     /// UUID or by name"); by default both must hold.
@@ -62,7 +63,7 @@ public struct ScanFilter: Sendable, Hashable {
 
     /// True if the discovery passes every condition.
     public func matches(_ peripheral: DiscoveredPeripheral) -> Bool {
-        if let minimumRSSI, peripheral.rssi < minimumRSSI { return false }
+        if let minimumRSSI, (peripheral.rssi ?? .min) < minimumRSSI { return false }
         let serviceOK = services.isEmpty
             || services.contains { peripheral.advertisement.serviceUUIDs.contains($0) }
         let nameOK = name.map {

@@ -37,6 +37,11 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     private var scanning = false
     /// The services the running scan asked for (nil: all).
     private var scanServices: [CBUUID]?
+    private var scanDuplicates = false
+    /// Peripherals the running scan reported (without duplicates, each once).
+    private var reported: Set<PeripheralID> = []
+    /// Peripherals whose connection this manager asked for or had restored.
+    private var owned: Set<PeripheralID> = []
     /// Held weakly, as Apple's manager holds them: the app retains what it uses, and a
     /// peripheral released while connecting or connected has its connection cancelled.
     private var known: [UUID: WeakPeripheral] = [:]
@@ -69,14 +74,15 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
         }
         self.restoreIdentifier = restoreIdentifier
         self.backend = backend
-        self.launch = backend?.claimLaunch()
+        let launch = backend?.currentLaunch()
+        self.launch = launch
         let (stream, continuation) = AsyncStream.makeStream(of: Command.self)
         self.commands = continuation
         super.init()
         self.delegate = delegate
         guard let backend, let launch else {
             // No radio: behave like a machine without Bluetooth LE.
-            Logger(label: "CoreBluetooth").warning("CBCentralManager created without a CBLookalikeBackend (or a second one in the same launch); reporting unsupported")
+            Logger(label: "CoreBluetooth").warning("CBCentralManager created without a CBLookalikeBackend; reporting unsupported")
             self.queue.async { [self] in
                 managerLock.withLock { currentState = .unsupported }
                 self.delegate?.centralManagerDidUpdateState(self)
@@ -93,31 +99,29 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
                 inFlight.end()
             }
         }
-        // The event pump: radio events in order, each delivered on the queue before the next.
-        let events = launch.events
-        let radio = backend.radio
-        // The launch's first event (the radio's state) is already waiting: count it from now,
-        // so `waitWhileInFlight()` cannot return before the delegate has heard it.
-        inFlight.begin()
-        Task { [weak self, weak radio] in
-            var first = true
-            defer { if first { inFlight.end() } }
-            for await event in events {
-                inFlight.begin()
-                let links = await Self.linkInfo(for: event, radio: radio)
-                guard let self else {
-                    inFlight.end()
-                    return
-                }
-                let endsStartup = first
-                first = false
-                self.queue.async {
-                    self.deliver(event, links: links)
-                    inFlight.end()
-                    if endsStartup { inFlight.end() }
-                }
-            }
+        // Events come through the backend, which routes each launch's events to its managers.
+        backend.join(self, launchedWith: launch)
+    }
+
+    /// Delivers a routed event on the queue (the backend counted it in flight).
+    func receive(_ event: BLEDriverEvent, links: [PeripheralID: LinkInfo]) {
+        let inFlight = backend?.inFlight
+        queue.async {
+            self.deliver(event, links: links)
+            inFlight?.end()
         }
+    }
+
+    /// Whether this manager asked for `id`'s connection (or had it restored): its events are
+    /// this manager's.
+    func owns(_ id: PeripheralID) -> Bool { managerLock.withLock { owned.contains(id) } }
+
+    /// Takes peripherals handed back at relaunch.
+    func adopt(_ ids: [PeripheralID]) { managerLock.withLock { owned.formUnion(ids) } }
+
+    /// What this manager scans for, if it scans.
+    var scanRequest: (services: [BluetoothUUID]?, allowDuplicates: Bool)? {
+        managerLock.withLock { scanning ? (scanServices?.map(\.value), scanDuplicates) : nil }
     }
 
     deinit {
@@ -133,20 +137,34 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     /// option: ``CBCentralManagerScanOptionAllowDuplicatesKey``.
     open func scanForPeripherals(withServices serviceUUIDs: [CBUUID]?, options: [String: Any]? = nil) {
         guard requirePoweredOn() else { return }
-        let services = serviceUUIDs?.map(\.value)
         let duplicates = Self.flag(options?[CBCentralManagerScanOptionAllowDuplicatesKey])
         managerLock.withLock {
             scanning = true
             scanServices = serviceUUIDs
+            scanDuplicates = duplicates
+            reported.removeAll()
         }
-        submit { await $0.scan(services: services, allowDuplicates: duplicates) }
+        submitScan()
     }
 
     /// Stops scanning.
     open func stopScan() {
         guard requirePoweredOn() else { return }
         managerLock.withLock { scanning = false }
-        submit { await $0.stopScan() }
+        submitScan()
+    }
+
+    /// Hands the radio what every manager of the launch scans for, as it stands when the
+    /// command runs.
+    private func submitScan() {
+        guard let backend else { return }
+        submit { driver in
+            if let scan = backend.combinedScan(of: driver) {
+                await driver.scan(services: scan.services, allowDuplicates: scan.allowDuplicates)
+            } else {
+                await driver.stopScan()
+            }
+        }
     }
 
     /// Connects to a peripheral; like Apple's, the request never times out by itself.
@@ -164,6 +182,7 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             notifyOnNotification: Self.flag(options?[CBConnectPeripheralOptionNotifyOnNotificationKey]))
         peripheral.connectRequested()
         let id = peripheral.peripheralID
+        managerLock.withLock { _ = owned.insert(id) }
         submit { await $0.connect(id, options: connectOptions) }
     }
 
@@ -300,7 +319,7 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
 
     /// What a connection event needs from the radio that CoreBluetooth reads synchronously
     /// (MTU, write buffer), fetched before the event is delivered so delivery order holds.
-    private static func linkInfo(for event: BLEDriverEvent, radio: VirtualRadio?) async -> [PeripheralID: LinkInfo] {
+    static func linkInfo(for event: BLEDriverEvent, radio: VirtualRadio?) async -> [PeripheralID: LinkInfo] {
         guard let radio else { return [:] }
         let ids: [PeripheralID]
         switch event {
@@ -326,7 +345,14 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             managerLock.withLock { radioState = newState }
             updateState()
         case .discovered(let found):
-            guard isScanning else { return }
+            // The radio scans for every manager of the launch: this one hears what its own
+            // scan asked for, once per peripheral unless it allows duplicates.
+            let wanted: Bool = managerLock.withLock {
+                guard scanning else { return false }
+                if let services = scanServices, !found.advertisement.serviceUUIDs.contains(where: { services.contains(CBUUID($0)) }) { return false }
+                return scanDuplicates || reported.insert(found.id).inserted
+            }
+            guard wanted else { return }
             var data = Self.advertisementData(found.advertisement)
             let isBackground = backend?.backgroundAdvertisers.contains(found.id.uuid) == true
             if isBackground {

@@ -19,9 +19,11 @@ import TetherSimulator
 /// bind their own radio. A manager created with no backend bound reports `.unsupported`, like a
 /// machine without Bluetooth LE.
 ///
-/// One backend serves one radio. Each simulated app launch gets one manager: the first from
-/// ``backend(for:)``, later ones after ``relaunchApp()``, which keeps the radio's links up and
-/// hands the next manager `willRestoreState`.
+/// One backend serves one radio. A simulated app launch may create several managers, as an
+/// app may on Apple platforms: each hears the radio's state, the discoveries of its own scans
+/// (the radio scans for what every manager asks) and the events of the peripherals it connects.
+/// ``relaunchApp()`` starts the next launch: the radio keeps its links, the earlier managers
+/// hear nothing more, and the launch's managers with a restore identifier get `willRestoreState`.
 public final class CBLookalikeBackend: @unchecked Sendable {
     /// The backend bound to the current task; `CBCentralManager.init` reads it.
     @TaskLocal public static var current: CBLookalikeBackend?
@@ -35,7 +37,8 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     let logger = Logger(label: "CoreBluetooth")
 
     private let lock = NSLock()
-    private var unclaimedLaunch: SimulatedDriver?
+    /// The current launch: its driver (the radio's event stream) and its managers.
+    private var launch: Launch
     private var authorizationValue: CBManagerAuthorization = .allowedAlways
     private var background: Set<UUID> = []
     private var noRSSI: Set<UUID> = []
@@ -46,13 +49,21 @@ public final class CBLookalikeBackend: @unchecked Sendable {
 
     private struct WeakManager { weak var manager: CBCentralManager? }
 
+    private struct Launch {
+        let driver: SimulatedDriver
+        var managers: [WeakManager] = []
+        var pumping = false
+        /// The radio's state as this launch's events last said (for managers created later).
+        var radioState: CentralState?
+    }
+
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var registry: [ObjectIdentifier: WeakBackend] = [:]
     private struct WeakBackend { weak var backend: CBLookalikeBackend? }
 
     private init(radio: VirtualRadio, launch: SimulatedDriver) {
         self.radio = radio
-        self.unclaimedLaunch = launch
+        self.launch = Launch(driver: launch)
     }
 
     /// The backend of `radio`, created (with the radio's first app launch) on first use.
@@ -81,16 +92,109 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     /// manager's callbacks stop, and the next `CBCentralManager` created with a
     /// `CBCentralManagerOptionRestoreIdentifierKey` receives `willRestoreState` first.
     public func relaunchApp() async {
-        let launch = await radio.relaunchApp()
-        lock.withLock { unclaimedLaunch = launch }
+        let driver = await radio.relaunchApp()
+        lock.withLock {
+            launch = Launch(driver: driver)
+        }
     }
 
-    /// Takes the current launch's event stream for a new manager (one manager per launch).
-    func claimLaunch() -> SimulatedDriver? {
-        lock.withLock {
-            defer { unclaimedLaunch = nil }
-            return unclaimedLaunch
+    /// The current launch's driver, through which a new manager's commands reach the radio.
+    func currentLaunch() -> SimulatedDriver {
+        lock.withLock { launch.driver }
+    }
+
+    /// Adds `manager` to the current launch (whose driver it was given): from now on it hears
+    /// the radio's state and what it asked for. The first manager starts the launch's event
+    /// pump; a later one is told the state the others already heard.
+    func join(_ manager: CBCentralManager, launchedWith driver: SimulatedDriver) {
+        let (start, state): (Bool, CentralState?) = lock.withLock {
+            guard launch.driver === driver else { return (false, nil) }
+            launch.managers.removeAll { $0.manager == nil }
+            launch.managers.append(WeakManager(manager: manager))
+            defer { launch.pumping = true }
+            return (!launch.pumping, launch.pumping ? launch.radioState : nil)
         }
+        if let state {
+            inFlight.begin()
+            manager.receive(.stateChanged(state), links: [:])
+        }
+        if start { pump(driver) }
+    }
+
+    /// Delivers the launch's events, in order, to the managers they concern.
+    private func pump(_ driver: SimulatedDriver) {
+        let inFlight = self.inFlight
+        let events = driver.events
+        // The launch's first event (the radio's state) is already waiting: count it from now,
+        // so `waitWhileInFlight()` cannot return before the delegates have heard it.
+        inFlight.begin()
+        Task { [weak self] in
+            var first = true
+            defer { if first { inFlight.end() } }
+            for await event in events {
+                guard let self else { return }
+                inFlight.begin()
+                let targets = self.managers(for: event, of: driver)
+                let links = targets.isEmpty ? [:] : await CBCentralManager.linkInfo(for: event, radio: self.radio)
+                for manager in targets {
+                    inFlight.begin()
+                    manager.receive(event, links: links)
+                }
+                inFlight.end()
+                if first {
+                    first = false
+                    inFlight.end()
+                }
+            }
+        }
+    }
+
+    /// The managers of `driver`'s launch that `event` concerns: all for the state, scanning
+    /// ones for a discovery, those with a restore identifier for `willRestoreState`, and those
+    /// that connected (or restored) the peripheral for the rest.
+    private func managers(for event: BLEDriverEvent, of driver: SimulatedDriver) -> [CBCentralManager] {
+        let all: [CBCentralManager] = lock.withLock {
+            guard launch.driver === driver else { return [] }
+            if case .stateChanged(let state) = event { launch.radioState = state }
+            return launch.managers.compactMap(\.manager)
+        }
+        switch event {
+        case .stateChanged:
+            return all
+        case .discovered:
+            return all.filter(\.isScanning)
+        case .willRestoreState(let ids):
+            // Adopted now, not when the delegate hears it: the events that follow are routed
+            // before that.
+            let restored = all.filter { $0.restoreIdentifier != nil }
+            for manager in restored { manager.adopt(ids) }
+            return restored
+        case .connected(let id), .failedToConnect(let id, _), .disconnected(let id, _, _),
+             .servicesDiscovered(let id, _, _), .characteristicsDiscovered(let id, _, _, _),
+             .notificationStateUpdated(let id, _, _, _), .valueUpdated(let id, _, _, _),
+             .writeCompleted(let id, _, _), .readyToWriteWithoutResponse(let id), .rssiRead(let id, _, _),
+             .servicesInvalidated(let id, _):
+            return all.filter { $0.owns(id) }
+        }
+    }
+
+    /// What the radio scans for: every scanning manager's services (nil when one wants all),
+    /// duplicates when one allows them; nil when none scans.
+    func combinedScan(of driver: SimulatedDriver) -> (services: [BluetoothUUID]?, allowDuplicates: Bool)? {
+        let scans: [(services: [BluetoothUUID]?, allowDuplicates: Bool)] = lock.withLock {
+            guard launch.driver === driver else { return [] }
+            return launch.managers.compactMap(\.manager).compactMap(\.scanRequest)
+        }
+        guard !scans.isEmpty else { return nil }
+        var services: [BluetoothUUID]? = []
+        for scan in scans {
+            guard let wanted = scan.services else {
+                services = nil
+                break
+            }
+            for uuid in wanted where services?.contains(uuid) == false { services?.append(uuid) }
+        }
+        return (services, scans.contains { $0.allowDuplicates })
     }
 
     /// Remembers a manager so authorization changes reach it.

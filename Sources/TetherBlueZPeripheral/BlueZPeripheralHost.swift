@@ -95,6 +95,9 @@ public enum BlueZPeripheralActivity: Sendable, Hashable, CustomStringConvertible
     case passkey(central: String, passkey: String)
     /// The emulator sent a notification.
     case notification(CharacteristicPath, Data)
+    /// The emulator's GATT database changed: the application was registered again, and
+    /// bluetoothd tells connected centrals with a Service Changed indication.
+    case servicesChanged([BluetoothUUID])
     /// Something went wrong that does not stop the host (a re-advertisement refused, bluetoothd
     /// restarting and the host registering again).
     case problem(String)
@@ -113,6 +116,7 @@ public enum BlueZPeripheralActivity: Sendable, Hashable, CustomStringConvertible
         case .read(let path): "read \(path.characteristic)"
         case .passkey(let central, let passkey): "central \(central) is pairing: passkey \(passkey)"
         case .notification(let path, let data): "notify \(data.count) byte(s) on \(path.characteristic)"
+        case .servicesChanged(let services): "services changed: \(services.isEmpty ? "added" : services.map(\.description).joined(separator: ", ")), registered again"
         case .problem(let text): "problem: \(text)"
         case .stopped(let text): "stopped: \(text)"
         }
@@ -976,6 +980,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection?.perform { [self] in failPending("the emulator refused the link") }
         case .readyToWriteWithoutResponse:
             linkState.writeSpace()
+        case .servicesInvalidated(_, let invalidated):
+            republish(invalidating: invalidated)
         case .valueUpdated(_, let path, let value, let error):
             connection?.perform { [self] in valueUpdated(path, value, error) }
         case .writeCompleted(_, let path, let error):
@@ -1018,6 +1024,62 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         guard error == nil, let objectPath = characteristicPaths[path] else { return }
         activityContinuation.yield(.notification(path, value))
         tree?.setProperty("Value", to: .bytes(value), interface: BlueZ.characteristicInterface, path: objectPath)
+    }
+
+    /// The emulator's database changed (``TetherSimulator/VirtualRadio/changeServices(of:invalidating:_:)``,
+    /// a firmware update): the application goes away and comes back with the new database,
+    /// as a dynamic GATT server's does, and bluetoothd sends connected centrals Service Changed
+    /// for both. Calls pending on the invalidated services fail; their subscriptions are gone
+    /// (the virtual link dropped them), so a central subscribes again.
+    private func republish(invalidating invalidated: [BluetoothUUID]) {
+        Task { [weak self] in
+            guard let self, let connection = self.connection,
+                  let (adapter, tree) = await self.onQueue({ [self] in self.registered && !self.stopped ? self.adapterPath.map { ($0, self.tree) } : nil }),
+                  let tree else { return }
+            let root = self.appRoot
+            _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
+                                                       member: "UnregisterApplication", body: [.objectPath(root)]),
+                                           timeout: self.configuration.callTimeout)
+            let services = await self.currentServices()
+            await self.onQueue { [self] in
+                self.forget(invalidated)
+                tree.removeAll()
+                self.characteristicPaths.removeAll()
+                self.byObjectPath.removeAll()
+                self.takesCommands.removeAll()
+                self.buildObjects(tree: tree, services: services, advertisement: AdvertisementData(), name: nil)
+            }
+            do throws(DBusError) {
+                _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
+                                                          member: "RegisterApplication", body: [.objectPath(root), .properties([:])]),
+                                              timeout: self.configuration.callTimeout)
+                self.logger.info("services changed (\(invalidated.map(\.description).joined(separator: ", "))): application registered again")
+                self.activityContinuation.yield(.servicesChanged(invalidated))
+            } catch {
+                self.activityContinuation.yield(.problem("the services changed, but bluetoothd refused the application again: \(error.message)"))
+            }
+        }
+    }
+
+    @SimulationActor
+    private func currentServices() -> [ServiceDefinition] {
+        radio.virtualPeripheral(peripheralID)?.services ?? []
+    }
+
+    /// Fails the calls pending on the invalidated services' characteristics and forgets their
+    /// subscriptions (on the queue).
+    private func forget(_ invalidated: [BluetoothUUID]) {
+        let reason = "the peripheral's services changed"
+        for path in pendingReads.keys where invalidated.contains(path.service) {
+            for (call, _) in pendingReads.removeValue(forKey: path) ?? [] { call.fail("org.bluez.Error.Failed", reason) }
+        }
+        for path in pendingWrites.keys where invalidated.contains(path.service) {
+            for call in pendingWrites.removeValue(forKey: path) ?? [] { call.fail("org.bluez.Error.Failed", reason) }
+        }
+        for path in pendingSubscriptions.keys where invalidated.contains(path.service) {
+            for (call, _) in pendingSubscriptions.removeValue(forKey: path) ?? [] { call?.fail("org.bluez.Error.Failed", reason) }
+        }
+        subscribed = subscribed.filter { !invalidated.contains($0.service) }
     }
 
     private func disconnectCentrals() {

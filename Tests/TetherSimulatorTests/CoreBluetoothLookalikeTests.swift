@@ -368,5 +368,36 @@ struct CoreBluetoothLookalikeTests {
         #expect(service.characteristics?.count == 3)
         withExtendedLifetime(manager) {}
     }
+
+    @Test func severalManagersShareTheRadioAndEachHearsItsOwn() async throws {
+        let w = await LookalikeWorld()
+        let r1 = w.recorder(), r2 = w.recorder()
+        let m1 = w.manager(r1), m2 = w.manager(r2)
+        try await w.until { r1.log.contains("state:poweredOn") && r2.log.contains("state:poweredOn") }
+        // The radio scans for both: each hears only what its own scan asked for.
+        m1.scanForPeripherals(withServices: [LookalikeWorld.service])
+        m2.scanForPeripherals(withServices: [CBUUID(string: "54455448-4543-484F-8000-0000000000F0")])
+        try await w.until { r1.log.contains("discover:Tether Echo") }
+        try await w.advance(.seconds(2))
+        #expect(r1.count("discover:Tether Echo") == 1)
+        #expect(!r2.log.contains { $0.hasPrefix("discover:") })
+        m1.stopScan()
+        m2.stopScan()
+        // A manager created later is told the state at once, and scans on its own.
+        let r3 = w.recorder()
+        let m3 = w.manager(r3)
+        try await w.until { r3.log.contains("state:poweredOn") }
+        m3.scanForPeripherals(withServices: nil)
+        try await w.until { r3.log.contains { $0.hasPrefix("discover:") } }
+        m3.stopScan()
+        // m1 no longer scans: m3's scan is not m1's.
+        #expect(r1.count("discover:Tether Echo") == 1)
+        // A connection is the connecting manager's: the others hear nothing of it.
+        let echo = try await w.connectEcho(m1, r1)
+        #expect(!r2.log.contains("connect") && !r3.log.contains("connect"))
+        #expect(!r2.log.contains { $0.hasPrefix("services") })
+        #expect(w.backend.apiMisuses.isEmpty)
+        withExtendedLifetime((m1, m2, m3, echo)) {}
+    }
 }
 #endif

@@ -827,6 +827,53 @@ def apply_patches():
             if not adapter.pairable:
                 create_background_task(adapter.Pairable.set_async(True))
 
+    # (k) Service Changed. bluetoothd tells connected centrals when its GATT database changes
+    # (an application registered or unregistered) and their bluetoothd rediscovers: the
+    # device's GATT objects go away and come back. bluezoo resolved services only at connect.
+    from bluezoo.gatt import (GattCharacteristicClient, GattDescriptorClient, GattDescriptorClientLink,
+                              GattManager, GattServiceClient, GattServiceClientLink)
+
+    async def database_changed(adapter):
+        for central in list(adapter.mock.adapters.values()):
+            for device in list(central.devices.values()):
+                if device.peer_adapter is not adapter or not device.connected:
+                    continue
+                for path in sorted(device.services, reverse=True):
+                    link = device.services[path]
+                    if isinstance(link, GattCharacteristicClientLink):
+                        end_notify_session(link)
+                    try:
+                        adapter.mock.remove_object(link)
+                    except KeyError:
+                        pass
+                device.services.clear()
+                for app in adapter.gatt_apps.values():
+                    made = {}
+                    for obj_path, obj in sorted(app.objects.items(), key=lambda item: item[0]):
+                        if isinstance(obj, GattServiceClient):
+                            link = GattServiceClientLink(obj, device)
+                        elif isinstance(obj, GattCharacteristicClient):
+                            link = GattCharacteristicClientLink(obj, made[obj.Service.get()])
+                        elif isinstance(obj, GattDescriptorClient):
+                            link = GattDescriptorClientLink(obj, made[obj.Characteristic.get()])
+                        else:
+                            continue
+                        adapter.mock.export_object(link.get_object_path(), link)
+                        device.services[link.get_object_path()] = link
+                        made[obj_path] = link
+                patch_log.info(f"Service Changed: {device} has {len(device.services)} GATT object(s)")
+
+    for name in ("RegisterApplication", "UnregisterApplication"):
+        original = GattManager.__dict__[name].original_method
+
+        def make(original):
+            async def changed(self, *args):
+                result = await original(self, *args)
+                await database_changed(self)
+                return result
+            return changed
+        dbus_method(GattManager, name)(make(original))
+
     return bluezoo_main, create_background_task
 
 

@@ -19,7 +19,7 @@ open class CBManager: NSObject, @unchecked Sendable {
     }
 }
 
-/// The central role, as Apple's `CBCentralManager`, backed by a simulator ``VirtualRadio``.
+/// The central role, as Apple's `CBCentralManager`, backed by a simulator `VirtualRadio`.
 ///
 /// Every delegate callback — the manager's and its peripherals' — runs on the queue given at
 /// init (the main queue when nil), one at a time and in the order the radio produced the

@@ -3,7 +3,7 @@ import Logging
 import TetherCore
 import TetherSimulator
 
-/// Binds look-alike `CBCentralManager`s to a simulator ``VirtualRadio`` (Linux only; nothing
+/// Binds look-alike `CBCentralManager`s to a simulator `VirtualRadio` (Linux only; nothing
 /// like it exists on Apple platforms).
 ///
 /// A `CBCentralManager` finds its radio through the backend bound to the creating task:

@@ -167,7 +167,7 @@ public final class VirtualRadio {
     /// `change` edits the database (``VirtualPeripheral/addService(_:)``,
     /// ``VirtualPeripheral/removeService(_:)``). On a link, the subscriptions to the
     /// `invalidated` services end (their handles moved; the behaviour hears them disabled),
-    /// and the driver reports ``BLEDriverEvent/servicesInvalidated(_:_:)`` one round trip later.
+    /// and the driver reports `BLEDriverEvent.servicesInvalidated` one round trip later.
     /// Without a link the change waits for the next connection's discovery, as with a bonded
     /// central's cached database checked by its hash.
     public func changeServices(of id: PeripheralID, invalidating invalidated: [BluetoothUUID], _ change: @SimulationActor (VirtualPeripheral) -> Void = { _ in }) {

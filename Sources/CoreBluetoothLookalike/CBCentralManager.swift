@@ -116,6 +116,9 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     /// this manager's.
     func owns(_ id: PeripheralID) -> Bool { managerLock.withLock { owned.contains(id) } }
 
+    /// Forgets a peripheral whose connection ended (not one the system is reconnecting).
+    func disown(_ id: PeripheralID) { managerLock.withLock { _ = owned.remove(id) } }
+
     /// Takes peripherals handed back at relaunch.
     func adopt(_ ids: [PeripheralID]) { managerLock.withLock { owned.formUnion(ids) } }
 

@@ -24,6 +24,11 @@ import TetherSimulator
 /// (the radio scans for what every manager asks) and the events of the peripherals it connects.
 /// ``relaunchApp()`` starts the next launch: the radio keeps its links, the earlier managers
 /// hear nothing more, and the launch's managers with a restore identifier get `willRestoreState`.
+///
+/// System programming interface `Simulation` (`@_spi(Simulation) import CoreBluetoothLookalike`):
+/// nothing like it exists in Apple's CoreBluetooth, so code that means to build there cannot
+/// reach it by accident (`scripts/check-apple-shape` builds the look-alike as `CoreBluetooth`).
+@_spi(Simulation)
 public final class CBLookalikeBackend: @unchecked Sendable {
     /// The backend bound to the current task; `CBCentralManager.init` reads it.
     @TaskLocal public static var current: CBLookalikeBackend?
@@ -107,16 +112,17 @@ public final class CBLookalikeBackend: @unchecked Sendable {
     /// the radio's state and what it asked for. The first manager starts the launch's event
     /// pump; a later one is told the state the others already heard.
     func join(_ manager: CBCentralManager, launchedWith driver: SimulatedDriver) {
-        let (start, state): (Bool, CentralState?) = lock.withLock {
-            guard launch.driver === driver else { return (false, nil) }
+        let start: Bool = lock.withLock {
+            guard launch.driver === driver else { return false }
             launch.managers.removeAll { $0.manager == nil }
             launch.managers.append(WeakManager(manager: manager))
+            if launch.pumping, let state = launch.radioState {
+                // Queued under the lock: a newer state the pump routes next comes after it.
+                inFlight.begin()
+                manager.receive(.stateChanged(state), links: [:])
+            }
             defer { launch.pumping = true }
-            return (!launch.pumping, launch.pumping ? launch.radioState : nil)
-        }
-        if let state {
-            inFlight.begin()
-            manager.receive(.stateChanged(state), links: [:])
+            return !launch.pumping
         }
         if start { pump(driver) }
     }
@@ -169,7 +175,12 @@ public final class CBLookalikeBackend: @unchecked Sendable {
             let restored = all.filter { $0.restoreIdentifier != nil }
             for manager in restored { manager.adopt(ids) }
             return restored
-        case .connected(let id), .failedToConnect(let id, _), .disconnected(let id, _, _),
+        case .failedToConnect(let id, _), .disconnected(let id, _, false):
+            // The connection asked for is over: the next one is whoever asks for it then.
+            let owners = all.filter { $0.owns(id) }
+            for manager in owners { manager.disown(id) }
+            return owners
+        case .connected(let id), .disconnected(let id, _, true),
              .servicesDiscovered(let id, _, _), .characteristicsDiscovered(let id, _, _, _),
              .notificationStateUpdated(let id, _, _, _), .valueUpdated(let id, _, _, _),
              .writeCompleted(let id, _, _), .readyToWriteWithoutResponse(let id), .rssiRead(let id, _, _),

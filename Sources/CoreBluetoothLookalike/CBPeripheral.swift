@@ -24,6 +24,8 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
     private var currentName: String?
     private var currentState: CBPeripheralState = .disconnected
     private var discoveredServices: [CBService]?
+    /// The filters of the service discoveries asked for and not answered yet, oldest first.
+    private var serviceDiscoveries: [[BluetoothUUID]?] = []
     private var mtu = 23
     /// Writes without response the mirror believes the controller can still take; the radio's
     /// readiness events refill it (see `deliver(_:)`).
@@ -80,6 +82,7 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
     open func discoverServices(_ serviceUUIDs: [CBUUID]?) {
         guard let manager = requireConnected() else { return }
         let wanted = serviceUUIDs?.map(\.value), id = peripheralID
+        lock.withLock { serviceDiscoveries.append(wanted) }
         manager.submit { await $0.discoverServices(wanted, on: id) }
     }
 
@@ -187,6 +190,7 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
         let services: [CBService]? = lock.withLock {
             currentState = reconnecting ? .connecting : .disconnected
             writeCredits = 0
+            serviceDiscoveries.removeAll()
             defer { discoveredServices = nil }
             return discoveredServices
         }
@@ -209,14 +213,16 @@ open class CBPeripheral: CBPeer, @unchecked Sendable {
     func deliver(_ event: BLEDriverEvent) {
         switch event {
         case .servicesDiscovered(_, let found, let error):
-            if error == nil {
-                lock.withLock {
-                    var list = discoveredServices ?? []
-                    for service in found where !list.contains(where: { $0.uuid.value == service.uuid }) {
-                        list.append(CBService(uuid: CBUUID(service.uuid), peripheral: self))
-                    }
-                    discoveredServices = list
+            lock.withLock {
+                let filter = serviceDiscoveries.isEmpty ? nil : serviceDiscoveries.removeFirst()
+                guard error == nil else { return }
+                // A discovery of every service says what the database holds now (services it
+                // no longer lists are gone); one for named services adds to what is known.
+                var list = filter == nil ? [] : discoveredServices ?? []
+                for service in found where !list.contains(where: { $0.uuid.value == service.uuid }) {
+                    list.append(discoveredServices?.first { $0.uuid.value == service.uuid } ?? CBService(uuid: CBUUID(service.uuid), peripheral: self))
                 }
+                discoveredServices = list
             }
             delegate?.peripheral(self, didDiscoverServices: error?.cbNSError)
         case .characteristicsDiscovered(_, let uuid, let found, let error):

@@ -29,6 +29,9 @@ final class BlueZCentral: @unchecked Sendable {
         var generation: Int
         var pendingServiceDiscovery: [[BluetoothUUID]?] = []
         var characteristics: [CharacteristicPath: DBusObjectPath] = [:]
+        /// Each service's object (the lowest, for a UUID served twice), to tell a service
+        /// removed or moved by Service Changed from one added.
+        var serviceObjects: [BluetoothUUID: DBusObjectPath] = [:]
         var byObjectPath: [DBusObjectPath: CharacteristicPath] = [:]
         var notifying: Set<CharacteristicPath> = []
         var operations: [CharacteristicPath: [Operation]] = [:]
@@ -856,9 +859,11 @@ final class BlueZCentral: @unchecked Sendable {
         guard var link = links[id] else { return }
         var characteristics: [CharacteristicPath: DBusObjectPath] = [:]
         var reverse: [DBusObjectPath: CharacteristicPath] = [:]
+        var serviceObjects: [BluetoothUUID: DBusObjectPath] = [:]
         for servicePath in mirror.paths(with: BlueZ.serviceInterface, under: link.path) {
             guard let serviceUUID = mirror.properties(servicePath, BlueZ.serviceInterface)?["UUID"]?.string
                 .flatMap(BluetoothUUID.init(string:)) else { continue }
+            if serviceObjects[serviceUUID].map({ servicePath < $0 }) ?? true { serviceObjects[serviceUUID] = servicePath }
             for charPath in mirror.paths(with: BlueZ.characteristicInterface, under: servicePath) {
                 guard let properties = mirror.properties(charPath, BlueZ.characteristicInterface),
                       let uuid = properties["UUID"]?.string.flatMap(BluetoothUUID.init(string:)) else { continue }
@@ -886,19 +891,25 @@ final class BlueZCentral: @unchecked Sendable {
                 unblocked.append(key)
             }
         }
-        var changed = Set<BluetoothUUID>()
-        for key in Set(link.characteristics.keys).union(characteristics.keys) where link.characteristics[key] != characteristics[key] {
-            changed.insert(key.service)
+        // Invalidated: a service that was there and is gone, moved, or whose characteristics
+        // changed; a service only added is reported as an addition (an empty list).
+        let known = Set(link.serviceObjects.keys)
+        var invalidated = Set(known.filter { serviceObjects[$0] != link.serviceObjects[$0] })
+        for key in Set(link.characteristics.keys).union(characteristics.keys)
+        where link.characteristics[key] != characteristics[key] && known.contains(key.service) {
+            invalidated.insert(key.service)
         }
+        let added = !Set(serviceObjects.keys).subtracting(known).isEmpty
         link.characteristics = characteristics
+        link.serviceObjects = serviceObjects
         link.byObjectPath = reverse
         links[id] = link
         for key in lost.sorted(by: { $0.description < $1.description }) {
             emit(.notificationStateUpdated(id, key, isNotifying: false, .invalidHandle))
         }
-        if reportingChanges, !changed.isEmpty {
-            logger.info("GATT changed on \(link.path): \(changed.sorted())")
-            emit(.servicesInvalidated(id, changed.sorted()))
+        if reportingChanges, !invalidated.isEmpty || added {
+            logger.info("GATT changed on \(link.path): invalidated \(invalidated.sorted())\(added ? ", services added" : "")")
+            emit(.servicesInvalidated(id, invalidated.sorted()))
         }
         for key in unblocked { runNext(on: key, of: id) }
     }

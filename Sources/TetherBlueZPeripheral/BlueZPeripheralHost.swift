@@ -207,6 +207,10 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private var readvertisingPausedUntil = ContinuousClock.now
     private var stopped = false
     private var bluezOwner: String?
+    /// A republication of the application under way, and the invalidated services of the
+    /// changes that came meanwhile (nil: none), which the next one publishes.
+    private var republishing = false
+    private var republishPending: Set<BluetoothUUID>?
 
     // The ordered pipe of commands to the virtual radio.
     private enum Command: Sendable {
@@ -306,13 +310,14 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection.close()
             throw BlueZPeripheralHostError("the radio has no peripheral \(peripheralID)")
         }
+        await observeServiceChanges()
 
         let tree = DBusObjectTree(connection: connection, root: appRoot)
         await onQueue { [self] in
             bluezOwner = owner
             adapterPath = adapter
             self.tree = tree
-            buildObjects(tree: tree, services: peripheral.services, advertisement: peripheral.advertisement, name: peripheral.name)
+            buildObjects(tree: tree, services: peripheral.services)
         }
         tree.export()
         // The advertisement lives outside the application's tree: BlueZ reads it separately.
@@ -505,7 +510,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         return Published(name: peripheral.name, advertisement: peripheral.advertisement, services: peripheral.services)
     }
 
-    private func buildObjects(tree: DBusObjectTree, services: [ServiceDefinition], advertisement: AdvertisementData, name: String?) {
+    private func buildObjects(tree: DBusObjectTree, services: [ServiceDefinition]) {
         for (serviceIndex, service) in services.enumerated() {
             let servicePath = appRoot.appending("service\(serviceIndex)")!
             tree.add(servicePath, interfaces: [DBusInterface(name: BlueZ.serviceInterface, properties: [
@@ -617,7 +622,11 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             self?.registerAgentAgain(on: connection)
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.gattManagerInterface,
                                         member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { [weak self] result in
-                if case .failure(let error) = result { return retry("refused the GATT application (\(error.message))") }
+                // AlreadyExists: a republication (changed services) registered it with this
+                // bluetoothd first.
+                if case .failure(let error) = result, error.name != "org.bluez.Error.AlreadyExists" {
+                    return retry("refused the GATT application (\(error.message))")
+                }
                 guard let self, !self.stopped else {
                     self?.advertisementCallEnded()
                     return
@@ -980,8 +989,6 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection?.perform { [self] in failPending("the emulator refused the link") }
         case .readyToWriteWithoutResponse:
             linkState.writeSpace()
-        case .servicesInvalidated(_, let invalidated):
-            republish(invalidating: invalidated)
         case .valueUpdated(_, let path, let value, let error):
             connection?.perform { [self] in valueUpdated(path, value, error) }
         case .writeCompleted(_, let path, let error):
@@ -1026,38 +1033,68 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         tree?.setProperty("Value", to: .bytes(value), interface: BlueZ.characteristicInterface, path: objectPath)
     }
 
-    /// The emulator's database changed (``TetherSimulator/VirtualRadio/changeServices(of:invalidating:_:)``,
-    /// a firmware update): the application goes away and comes back with the new database,
-    /// as a dynamic GATT server's does, and bluetoothd sends connected centrals Service Changed
-    /// for both. Calls pending on the invalidated services fail; their subscriptions are gone
-    /// (the virtual link dropped them), so a central subscribes again.
-    private func republish(invalidating invalidated: [BluetoothUUID]) {
+    @SimulationActor
+    private func observeServiceChanges() {
+        radio.observeServiceChanges(of: peripheralID) { [weak self] invalidated in
+            guard let self else { return }
+            self.connection?.perform { self.requestRepublish(invalidated) }
+        }
+    }
+
+    /// The emulator's database changed (`VirtualRadio.changeServices`, a firmware update): the
+    /// application goes away and comes back with the new database, as a dynamic GATT server's
+    /// does, and bluetoothd sends connected centrals Service Changed for both. Calls pending on
+    /// the invalidated services fail; their subscriptions are gone (the virtual link dropped
+    /// them), so a central subscribes again. One republication at a time (on the queue): a
+    /// change arriving meanwhile is published by the next.
+    private func requestRepublish(_ invalidated: [BluetoothUUID]) {
+        guard !stopped else { return }
+        republishPending = (republishPending ?? []).union(invalidated)
+        if !republishing { republishNext() }
+    }
+
+    /// On the queue.
+    private func republishNext() {
+        guard let invalidated = republishPending, !stopped, let connection, let tree else {
+            republishing = false
+            return
+        }
+        republishPending = nil
+        republishing = true
+        let adapter = adapterPath, wasRegistered = registered, generation = bluezGeneration
+        let root = appRoot, timeout = configuration.callTimeout
+        let services = invalidated.sorted()
         Task { [weak self] in
-            guard let self, let connection = self.connection,
-                  let (adapter, tree) = await self.onQueue({ [self] in self.registered && !self.stopped ? self.adapterPath.map { ($0, self.tree) } : nil }),
-                  let tree else { return }
-            let root = self.appRoot
-            _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
-                                                       member: "UnregisterApplication", body: [.objectPath(root)]),
-                                           timeout: self.configuration.callTimeout)
-            let services = await self.currentServices()
-            await self.onQueue { [self] in
-                self.forget(invalidated)
+            guard let self else { return }
+            if wasRegistered, let adapter {
+                _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
+                                                           member: "UnregisterApplication", body: [.objectPath(root)]), timeout: timeout)
+            }
+            let definitions = await self.currentServices()
+            // Registered again only with the bluetoothd it was taken from, and if nothing else
+            // (a restart's re-registration, stop()) changed that meanwhile; otherwise the
+            // rebuilt tree is what the next registration reads.
+            let register: DBusObjectPath? = await self.onQueue { [self] in
+                self.forget(services)
                 tree.removeAll()
                 self.characteristicPaths.removeAll()
                 self.byObjectPath.removeAll()
                 self.takesCommands.removeAll()
-                self.buildObjects(tree: tree, services: services, advertisement: AdvertisementData(), name: nil)
+                self.buildObjects(tree: tree, services: definitions)
+                return wasRegistered && self.registered && !self.stopped && self.bluezGeneration == generation ? adapter : nil
             }
-            do throws(DBusError) {
-                _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
-                                                          member: "RegisterApplication", body: [.objectPath(root), .properties([:])]),
-                                              timeout: self.configuration.callTimeout)
-                self.logger.info("services changed (\(invalidated.map(\.description).joined(separator: ", "))): application registered again")
-                self.activityContinuation.yield(.servicesChanged(invalidated))
-            } catch {
-                self.activityContinuation.yield(.problem("the services changed, but bluetoothd refused the application again: \(error.message)"))
+            if let register {
+                do throws(DBusError) {
+                    _ = try await connection.call(.methodCall(destination: BlueZ.service, path: register, interface: BlueZ.gattManagerInterface,
+                                                              member: "RegisterApplication", body: [.objectPath(root), .properties([:])]),
+                                                  timeout: timeout)
+                    self.logger.info("services changed (\(services.map(\.description).joined(separator: ", "))): application registered again")
+                    self.activityContinuation.yield(.servicesChanged(services))
+                } catch {
+                    self.activityContinuation.yield(.problem("the services changed, but bluetoothd refused the application again: \(error.message)"))
+                }
             }
+            connection.perform { self.republishNext() }
         }
     }
 

@@ -1,5 +1,5 @@
 #if !canImport(CoreBluetooth)
-import CoreBluetoothLookalike
+@_spi(Simulation) import CoreBluetoothLookalike
 import Foundation
 import Logging
 import TetherCore

@@ -1,7 +1,7 @@
 #if canImport(CoreBluetooth)
 import CoreBluetooth
 #else
-import CoreBluetoothLookalike
+@_spi(Simulation) import CoreBluetoothLookalike
 #endif
 import Foundation
 import Logging

@@ -52,6 +52,8 @@ final class Link {
     var mtu: Int
     var parameters: LinkParameters { peripheral.linkParameters }
     var subscriptions: Set<CharacteristicPath> = []
+    /// When the last discovery request's answer is due (answers go out in request order).
+    var discoveryAnswered: Duration = .zero
     var outbound: [Outbound] = []
     var inbound: [(notBefore: Int, item: Inbound)] = []
     var queuedCommands = 0

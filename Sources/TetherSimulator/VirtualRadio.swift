@@ -30,6 +30,7 @@ public final class VirtualRadio {
     var pendingConnects: [PeripheralID: (options: ConnectOptions, attempt: Int)] = [:]
     var contexts: [PeripheralID: PeripheralContext] = [:]
     var faults: [FaultRule] = []
+    var serviceChangeObservers: [PeripheralID: [@Sendable ([BluetoothUUID]) -> Void]] = [:]
     var scanning: (services: [BluetoothUUID]?, allowDuplicates: Bool, generation: Int, reported: Set<PeripheralID>)?
     var scanGeneration = 0
     var linkSerial = 0
@@ -173,6 +174,7 @@ public final class VirtualRadio {
     public func changeServices(of id: PeripheralID, invalidating invalidated: [BluetoothUUID], _ change: @SimulationActor (VirtualPeripheral) -> Void = { _ in }) {
         guard let peripheral = virtualPeripheral(id) else { return }
         change(peripheral)
+        for observer in serviceChangeObservers[id] ?? [] { observer(invalidated) }
         guard let link = links[id] else { return }
         logger.info("Services changed", metadata: ["peripheral": "\(id)", "invalidated": "\(invalidated)"])
         let lost = link.subscriptions.filter { invalidated.contains($0.service) }
@@ -183,6 +185,13 @@ public final class VirtualRadio {
             }
         }
         after(link.parameters.connectionInterval * 2, on: link) { radio in radio.emit(.servicesInvalidated(id, invalidated)) }
+    }
+
+    /// Calls `observer` after every ``changeServices(of:invalidating:_:)`` of `id`, whether a
+    /// central is connected or not: whoever serves the peripheral elsewhere (a BlueZ peripheral
+    /// host) publishes the new database with it.
+    public func observeServiceChanges(of id: PeripheralID, _ observer: @escaping @Sendable ([BluetoothUUID]) -> Void) {
+        serviceChangeObservers[id, default: []].append(observer)
     }
 
     /// Closes a link from the peripheral's side (with OS auto-reconnect, the OS reconnects).
@@ -340,13 +349,13 @@ public final class VirtualRadio {
         let found = all.filter { wanted == nil || wanted!.contains($0.uuid) }.map { GATTService(uuid: $0.uuid) }
         // One ATT round trip (two connection events) per service found, plus the final one.
         let delay = link.parameters.connectionInterval * (2 * (all.count + 1))
-        after(delay, on: link) { radio in radio.emit(.servicesDiscovered(id, found, nil)) }
+        answerInOrder(after: delay, on: link) { radio in radio.emit(.servicesDiscovered(id, found, nil)) }
     }
 
     func discoverCharacteristics(_ wanted: [BluetoothUUID]?, for service: BluetoothUUID, on id: PeripheralID) {
         guard let link = links[id] else { return }
         guard let definition = link.peripheral.services.first(where: { $0.uuid == service }) else {
-            after(link.parameters.connectionInterval * 2, on: link) { radio in
+            answerInOrder(after: link.parameters.connectionInterval * 2, on: link) { radio in
                 radio.emit(.characteristicsDiscovered(id, service: service, [], .invalidHandle))
             }
             return
@@ -358,7 +367,7 @@ public final class VirtualRadio {
                 properties: $0.properties,
                 descriptors: $0.properties.isDisjoint(with: [.notify, .indicate]) ? [] : [GATTDescriptor(uuid: GATTDescriptor.clientCharacteristicConfiguration)]) }
         let delay = link.parameters.connectionInterval * (2 * (definition.characteristics.count + 1))
-        after(delay, on: link) { radio in radio.emit(.characteristicsDiscovered(id, service: service, found, nil)) }
+        answerInOrder(after: delay, on: link) { radio in radio.emit(.characteristicsDiscovered(id, service: service, found, nil)) }
     }
 
     func setNotify(_ enabled: Bool, for path: CharacteristicPath, on id: PeripheralID) {
@@ -430,6 +439,14 @@ public final class VirtualRadio {
             guard self.links[link.peripheral.id] === link else { return }
             action(self)
         }
+    }
+
+    /// Answers a discovery request after `delay`, but never before an earlier request's answer:
+    /// one ATT bearer answers a link's requests in order.
+    private func answerInOrder(after delay: Duration, on link: Link, _ action: @escaping @SimulationActor (VirtualRadio) -> Void) {
+        let due = max(timeline.now + delay, link.discoveryAnswered)
+        link.discoveryAnswered = due
+        after(due - timeline.now, on: link, action)
     }
 
     private func enqueue(_ item: Link.Outbound, on id: PeripheralID) {

@@ -59,5 +59,36 @@ struct BlueZServicesChangedTests {
             await connection.disconnect()
         }
     }
+
+    @Test func aChangeMadeWithNoCentralConnectedIsWhatTheNextCentralFinds() async throws {
+        let id = PeripheralID(UUID())
+        let added = BluetoothUUID("54455448-4543-484F-8000-0000000000F0")
+        try await BlueZPair.with(recordingEvents: false, peripheral: { radio in
+            radio.add(EchoPeripheral.makePeripheral(id: id))
+            return id
+        }) { pair in
+            let hostActivity = FlowStreamLog(pair.host.activity)
+            defer { hostActivity.cancel() }
+            await pair.radio.changeServices(of: id, invalidating: []) {
+                $0.addService(ServiceDefinition(uuid: added, characteristics: [
+                    CharacteristicDefinition(uuid: BluetoothUUID("54455448-4543-484F-8000-0000000000F1"), properties: [.read], value: Data("new".utf8)),
+                ]))
+            }
+            try await hostActivity.next("the host registering its application again", where: {
+                if case .servicesChanged = $0 { true } else { false }
+            })
+            let central = await pair.makeCentral()
+            let found = try await flowStep("discovering the echo", on: pair) {
+                try await discoverOwnPeripheral(of: pair, on: central, filter: ScanFilter(services: [EchoPeripheral.service]))
+            }
+            let path = CharacteristicPath(service: added, characteristic: "54455448-4543-484F-8000-0000000000F1")
+            let connection = await central.connection(to: found.id, configuration: ConnectionConfiguration(
+                services: [EchoPeripheral.service, added], requiredCharacteristics: [EchoPeripheral.input, path]))
+            try await within(20, "connect()") { try await connection.connect() }
+            let value = try await within(10, "reading the added characteristic") { try await connection.read(path) }
+            #expect(value == Data("new".utf8))
+            await connection.disconnect()
+        }
+    }
 }
 #endif

@@ -1,5 +1,5 @@
 #if !canImport(CoreBluetooth)
-import CoreBluetoothLookalike
+@_spi(Simulation) import CoreBluetoothLookalike
 import Foundation
 import Logging
 import Testing
@@ -216,6 +216,28 @@ struct CoreBluetoothDriverTests {
         try await w.run { await received.set(await collector.value) }
         #expect(await received.values == Array(0..<200))
     }
+
+    @Test func rssi127IsNoValue() async throws {
+        let w = await LookalikeWorld()
+        w.backend.rssiUnavailable = [w.echoID.uuid]
+        let central = await Self.central(w)
+        let found = try await w.run { try await central.discover(filter: ScanFilter(services: [EchoPeripheral.service]), timeout: .seconds(5)) }
+        #expect(found.id == w.echoID)
+        #expect(found.rssi == nil)
+        // A minimum signal strength cannot be met by a discovery without one.
+        #expect(!ScanFilter(minimumRSSI: -127).matches(found))
+        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
+        try await w.run { try await connection.connect() }
+        let outcome = Outcome()
+        try await w.run {
+            do { _ = try await connection.readRSSI() } catch let error as BLEError { await outcome.set(error) }
+        }
+        #expect(await outcome.error == .readFailed(.other("the link's signal strength is not available")))
+        // With a value again, it reads.
+        w.backend.rssiUnavailable = []
+        let rssi = try await w.run { try await connection.readRSSI() }
+        #expect(rssi < 0 && rssi > -127)
+    }
 }
 
 /// Carries a result out of a `@Sendable` closure.
@@ -244,27 +266,5 @@ extension LookalikeWorld {
 actor EventBox {
     private(set) var events: [BLEDriverEvent] = []
     func append(_ event: BLEDriverEvent) { events.append(event) }
-
-    @Test func rssi127IsNoValue() async throws {
-        let w = await LookalikeWorld()
-        w.backend.rssiUnavailable = [w.echoID.uuid]
-        let central = await CoreBluetoothDriverTests.central(w)
-        let found = try await w.run { try await central.discover(filter: ScanFilter(services: [EchoPeripheral.service]), timeout: .seconds(5)) }
-        #expect(found.id == w.echoID)
-        #expect(found.rssi == nil)
-        // A minimum signal strength cannot be met by a discovery without one.
-        #expect(!ScanFilter(minimumRSSI: -127).matches(found))
-        let connection = await central.connection(to: w.echoID, configuration: Harness.echoConfiguration)
-        try await w.run { try await connection.connect() }
-        let outcome = Outcome()
-        try await w.run {
-            do { _ = try await connection.readRSSI() } catch let error as BLEError { await outcome.set(error) }
-        }
-        #expect(await outcome.error == .readFailed(.other("the link's signal strength is not available")))
-        // With a value again, it reads.
-        w.backend.rssiUnavailable = []
-        let rssi = try await w.run { try await connection.readRSSI() }
-        #expect(rssi < 0 && rssi > -127)
-    }
 }
 #endif

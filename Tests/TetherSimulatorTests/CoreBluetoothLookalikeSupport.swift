@@ -1,5 +1,5 @@
 #if !canImport(CoreBluetooth)
-import CoreBluetoothLookalike
+@_spi(Simulation) import CoreBluetoothLookalike
 import Foundation
 import TetherCore
 import TetherCoreBluetooth
@@ -152,7 +152,9 @@ final class Recorder: NSObject, CBCentralManagerDelegate, CBPeripheralDelegate, 
     func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBPeripheral) { record("ready") }
     func peripheral(_ peripheral: CBPeripheral, didReadRSSI RSSI: NSNumber, error: (any Error)?) { record("rssi", error: error) }
     func peripheral(_ peripheral: CBPeripheral, didModifyServices invalidatedServices: [CBService]) {
-        record("modified:\(invalidatedServices.map(\.uuid.uuidString).sorted().joined(separator: ","))")
+        // What `services` holds while the delegate hears it (Apple has taken them out by then).
+        let left = (peripheral.services ?? []).map(\.uuid.uuidString).sorted().joined(separator: ",")
+        record("modified:\(invalidatedServices.map(\.uuid.uuidString).sorted().joined(separator: ","));left:\(left)")
     }
 }
 

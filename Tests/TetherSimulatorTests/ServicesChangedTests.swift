@@ -85,8 +85,9 @@ struct ServicesChangedTests {
         let pending = Task { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) }
         try await h.until { await connection.phase == .idle }
         let missing = BLEError.serviceNotFound(EchoPeripheral.service)
-        #expect(await log.contains { $0 == .disconnected(h.echoID, missing) })
-        #expect(await log.contains { $0 == .failed(missing) })
+        // Lost as a dropped link is: told once, then idle (no policy), streams ended.
+        #expect(await log.events.filter { if case .disconnected = $0 { true } else { false } } == [.disconnected(h.echoID, missing)])
+        #expect(await !log.contains { if case .failed = $0 { true } else { false } })
         #expect(await connection.lastError == missing)
         try await h.until { await !h.radio.isConnected(h.echoID) }
         // A write asked for during the rediscovery waited for it, and ends with the link.
@@ -117,6 +118,9 @@ struct ServicesChangedTests {
         await h.advance(.seconds(1))
         #expect(await connection.isConnected)
         #expect(await log.events.isEmpty)
+        // The same path delivers a change that matters.
+        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service])
+        try await h.until { await log.contains { $0 == .servicesChanged(h.echoID) } }
     }
 
     @Test func aChangeDuringTheFirstDiscoveryStartsItOver() async throws {
@@ -135,5 +139,65 @@ struct ServicesChangedTests {
         #expect(await !log.contains { $0 == .servicesChanged(id) })
         let stream = await connection.notifications(for: EchoPeripheral.output)
         #expect(try await Self.echo("first", connection, stream, h) == Data("first".utf8))
+    }
+
+    @Test func answersFromBeforeAChangeAreNotTakenForTheNewDiscovery() async throws {
+        // Every service is used; the change removes one while its discovery is out. The answer
+        // already on its way still lists it: taken, it would send the new discovery after a
+        // service that is gone.
+        let h = await Harness()
+        await h.peripheral { $0.addService(ServiceDefinition(uuid: Self.otherService, characteristics: [
+            CharacteristicDefinition(uuid: BluetoothUUID("54455448-4543-484F-8000-0000000000F1"), properties: [.read]),
+        ])) }
+        var configuration = Self.configuration()
+        configuration.services = []
+        let connection = await h.connection(configuration)
+        let connecting = Task { try await connection.connect() }
+        let id = h.echoID
+        try await h.until { await connection.phase == .discoveringServices(id) }
+        await h.radio.changeServices(of: id, invalidating: [Self.otherService]) { $0.removeService(Self.otherService) }
+        try await h.run { try await connecting.value }
+        #expect(await connection.discoveredServices.map(\.uuid) == [EchoPeripheral.service])
+    }
+
+    @Test func disconnectingDuringTheRediscoveryEndsItAndItsWaiters() async throws {
+        let h = await Harness()
+        let connection = try await h.connected(Self.configuration(.threeAttempts))
+        let log = await EventLog(connection)
+        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
+        try await h.until { await !connection.isConnected }
+        let pending = Task { try await connection.read(EchoPeripheral.info) }
+        try await h.run { await connection.disconnect() }
+        let result = await pending.result
+        #expect(throws: BLEError.cancelled) { try result.get() }
+        #expect(await connection.phase == .idle)
+        // Asked for: no drop is reported, and nothing reconnects.
+        await h.advance(.seconds(10))
+        #expect(await connection.phase == .idle)
+        #expect(await !log.contains { if case .disconnected = $0 { true } else { false } })
+    }
+
+    @Test func bluetoothGoingOffDuringTheRediscoveryIsTheLinksLoss() async throws {
+        let h = await Harness()
+        let connection = try await h.connected(Self.configuration(.threeAttempts))
+        let log = await EventLog(connection)
+        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
+        try await h.until { await !connection.isConnected }
+        let pending = Task { try await connection.readRSSI() }
+        await h.radio.setCentralState(.poweredOff)
+        try await h.until { await connection.phase == .idle }
+        let result = await pending.result
+        #expect(throws: BLEError.bluetoothUnavailable(.poweredOff)) { try result.get() }
+        #expect(await log.events.filter { if case .disconnected = $0 { true } else { false } } == [.disconnected(h.echoID, .bluetoothUnavailable(.poweredOff))])
+    }
+
+    @Test func theLinksLimitsAreAskedForAfterTheRediscovery() async throws {
+        let h = await Harness()
+        let connection = try await h.connected(Self.configuration())
+        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service])
+        try await h.until { await !connection.isConnected }
+        let length = try await h.run { try await connection.maximumWriteValueLength(for: .withResponse) }
+        #expect(length == 512)
+        #expect(await connection.isConnected)
     }
 }

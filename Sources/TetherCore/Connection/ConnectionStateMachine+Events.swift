@@ -14,8 +14,20 @@ extension ConnectionStateMachine {
         case .disconnected(_, let error, let isReconnecting):
             didDisconnect(error: error, isReconnecting: isReconnecting)
         case .servicesDiscovered(_, let found, let error):
+            servicesRequested = max(0, servicesRequested - 1)
+            if staleServiceAnswers > 0 {
+                staleServiceAnswers -= 1
+                logger.debug("Dropping a service discovery answer from before the services changed")
+                return
+            }
             didDiscoverServices(found, error: error)
         case .characteristicsDiscovered(_, let service, let found, let error):
+            if let count = characteristicsRequested[service] { characteristicsRequested[service] = count > 1 ? count - 1 : nil }
+            if let stale = staleCharacteristicAnswers[service] {
+                staleCharacteristicAnswers[service] = stale > 1 ? stale - 1 : nil
+                logger.debug("Dropping a characteristic discovery answer from before the services changed", metadata: ["service": "\(service)"])
+                return
+            }
             didDiscoverCharacteristics(found, for: service, error: error)
         case .notificationStateUpdated(_, let path, _, let error):
             didUpdateNotificationState(path, error: error)
@@ -125,9 +137,7 @@ extension ConnectionStateMachine {
             }
             let timer = makeTimer(after: configuration.discoveryTimeout, .discovery)
             transition(to: .discoveringServices(timer: timer))
-            let driver = self.driver, peripheral = self.peripheral
-            let wanted = configuration.services.isEmpty ? nil : configuration.services
-            command { await driver.discoverServices(wanted, on: peripheral) }
+            requestServiceDiscovery()
         case .idle, .disconnecting, .waitingForBluetooth:
             // A link we no longer want (late connect after a timeout, a cancel, or a request
             // Bluetooth's reset overtook; power-on asks again): close it.
@@ -201,20 +211,23 @@ extension ConnectionStateMachine {
     /// a required service or characteristic missing afterwards is waited for (it may be on its
     /// way back) until the discovery timeout, which then counts as the link's failure.
     func servicesInvalidated(_ invalidated: [BluetoothUUID]) {
-        let discovering: Bool
+        let discoveryTimer: Task<Void, Never>?
         switch state {
-        case .connected: discovering = false
-        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete: discovering = true
-        default: return
+        case .connected:
+            discoveryTimer = nil
+        case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete:
+            discoveryTimer = state.timer
+        default:
+            return
         }
+        let discovering = discoveryTimer != nil || !isConnected
+        // A connection that uses every service cares about any change; others about the
+        // services they use, or about additions while waiting for a service to come back.
         let used = Set(configuration.services)
             .union(services.map(\.uuid))
             .union((configuration.requiredCharacteristics + configuration.notifyCharacteristics).map(\.service))
-        // Only additions: they matter to a connection that uses every service, or to a
-        // discovery waiting for a service to come back.
-        let relevant = invalidated.isEmpty
-            ? configuration.services.isEmpty || servicesChanging
-            : !used.isDisjoint(with: invalidated) || servicesChanging
+        let relevant = configuration.services.isEmpty || servicesChanging
+            || !used.isDisjoint(with: invalidated)
         guard relevant else {
             logger.debug("Services changed that this connection does not use", metadata: ["services": "\(invalidated)"])
             return
@@ -224,13 +237,23 @@ extension ConnectionStateMachine {
         if !discovering {
             attemptKind = .refresh
             invalidatedServices = []
+            emit(.servicesChanged(peripheral))
         }
         invalidatedServices.formUnion(invalidated)
         for path in characteristics.keys where invalidated.contains(path.service) { characteristics[path] = nil }
         services.removeAll { invalidated.contains($0.uuid) }
-        let timer = makeTimer(after: configuration.discoveryTimeout, .discovery)
+        // Answers still to come describe the database before the change.
+        staleServiceAnswers = servicesRequested
+        staleCharacteristicAnswers = characteristicsRequested
+        // A discovery under way keeps its timeout: a peripheral that keeps changing cannot
+        // hold the connection in discovery for ever.
+        let timer = discoveryTimer ?? makeTimer(after: configuration.discoveryTimeout, .discovery)
         transition(to: .discoveringServices(timer: timer))
-        if !discovering { emit(.servicesChanged(peripheral)) }
+        requestServiceDiscovery()
+    }
+
+    private func requestServiceDiscovery() {
+        servicesRequested += 1
         let driver = self.driver, peripheral = self.peripheral
         let wanted = configuration.services.isEmpty ? nil : configuration.services
         command { await driver.discoverServices(wanted, on: peripheral) }
@@ -290,6 +313,7 @@ extension ConnectionStateMachine {
             return
         }
         transition(to: .discoveringCharacteristics(timer: timer, pending: Set(toQuery)))
+        for service in toQuery { characteristicsRequested[service, default: 0] += 1 }
         let driver = self.driver, peripheral = self.peripheral
         command {
             for service in toQuery {

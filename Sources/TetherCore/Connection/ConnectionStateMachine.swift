@@ -84,6 +84,17 @@ public actor ConnectionStateMachine {
     var missingAfterChange: BLEError?
     /// Reads, writes and RSSI reads asked for during a refresh, resumed when it ends.
     var refreshWaiters: [CheckedContinuation<Void, Error>] = []
+    /// Discovery requests whose answers have not come yet (drivers answer a link's requests in
+    /// order, as its ATT bearer does).
+    var servicesRequested = 0
+    var characteristicsRequested: [BluetoothUUID: Int] = [:]
+    /// Answers still to come for the requests of a discovery that started over: they describe
+    /// the database before the change, so they are dropped.
+    var staleServiceAnswers = 0
+    var staleCharacteristicAnswers: [BluetoothUUID: Int] = [:]
+    /// Tells a discovery's timeout apart from one of an earlier discovery on the same link (a
+    /// refresh keeps the link's generation).
+    var discoveryRound = 0
     var everConnected = false
     /// Retries of the first connection so far (``ConnectionConfiguration/firstConnectionRetry``).
     var firstConnectionRetries = 0
@@ -431,17 +442,10 @@ public actor ConnectionStateMachine {
     /// gone, with no OS reconnection behind it: there is nothing to cancel.
     func failAttempt(_ error: BLEError, linkDown: Bool = false) {
         if attemptKind == .refresh {
-            // The ready link could not be brought back after its services changed: to the
-            // client it is lost, and the reconnect policy (a fresh link, a fresh discovery)
-            // takes over.
-            logger.warning("Rediscovery after a services change failed; dropping the link", metadata: ["error": "\(error)"])
-            lastError = error
-            emit(.disconnected(peripheral, error))
-            disconnectionHandler?(peripheral, error)
-            attemptKind = .reconnect(attempt: 0)
-        } else {
-            logger.warning("Connection attempt failed", metadata: ["error": "\(error)"])
+            refreshFailed(error)
+            return
         }
+        logger.warning("Connection attempt failed", metadata: ["error": "\(error)"])
         let linkMayBeUp: Bool
         switch state {
         case .idle, .waitingForBluetooth, .restoringState: linkMayBeUp = false
@@ -470,6 +474,23 @@ public actor ConnectionStateMachine {
             return
         }
         finishFailed(error)
+    }
+
+    /// The ready link could not be brought back after its services changed: to the client it
+    /// is lost, as a dropped link is, and the reconnect policy (a fresh link, a fresh
+    /// discovery) takes over.
+    private func refreshFailed(_ error: BLEError) {
+        logger.warning("Rediscovery after a services change failed; dropping the link", metadata: ["error": "\(error)"])
+        generation += 1
+        let driver = self.driver, peripheral = self.peripheral
+        command { await driver.cancelConnection(peripheral) }
+        awaitTeardown()
+        attemptKind = .initial
+        resetLink(error)
+        lastError = error
+        emit(.disconnected(peripheral, error))
+        disconnectionHandler?(peripheral, error)
+        continueReconnecting(error: error, isReconnecting: false, firstDrop: true)
     }
 
     /// Holds new attempts back until the link just cancelled is reported gone (or
@@ -633,6 +654,10 @@ public actor ConnectionStateMachine {
         invalidatedServices = []
         servicesChanging = false
         missingAfterChange = nil
+        servicesRequested = 0
+        characteristicsRequested = [:]
+        staleServiceAnswers = 0
+        staleCharacteristicAnswers = [:]
         failOperations(error)
     }
 
@@ -642,15 +667,17 @@ public actor ConnectionStateMachine {
 
     func makeTimer(after delay: Duration, _ kind: TimerKind) -> Task<Void, Never> {
         let generation = self.generation
+        if kind == .discovery { discoveryRound += 1 }
+        let round = discoveryRound
         let clock = self.clock
         return Task { [weak self] in
             do { try await clock.sleep(for: delay) } catch { return }
-            await self?.timerFired(kind, generation: generation)
+            await self?.timerFired(kind, generation: generation, round: round)
         }
     }
 
-    func timerFired(_ kind: TimerKind, generation: Int) {
-        guard generation == self.generation else { return }
+    func timerFired(_ kind: TimerKind, generation: Int, round: Int) {
+        guard generation == self.generation, kind != .discovery || round == discoveryRound else { return }
         switch (kind, state) {
         case (.connect, .waitingForBluetooth), (.connect, .connecting):
             logger.warning("Connection timed out")

@@ -54,6 +54,7 @@ struct ServicesChangedTests {
         await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service])
         try await h.until { await !connection.isConnected }
         #expect(await connection.phase == .discoveringServices(h.echoID))
+        #expect(await connection.isLinkUp)
         #expect(try await Self.echo("waited", connection, stream, h) == Data("waited".utf8))
         let rssi = try await h.run { try await connection.readRSSI() }
         #expect(rssi < 0)

@@ -335,7 +335,7 @@ public actor FlockFinderClient {
 
     /// Sends a command (UTF-8, written with response).
     public func send(_ command: FlockCommand) async throws {
-        guard let connection, await connection.isConnected else { throw BLEError.notConnected }
+        guard let connection, await connection.isLinkUp else { throw BLEError.notConnected }
         try await connection.write(command.data, to: FlockFinderBLEConstants.command, type: .withResponse)
     }
 

@@ -201,6 +201,11 @@ public actor ConnectionStateMachine {
     /// True when reads, writes and notifications can flow.
     public var isConnected: Bool { phase.isConnected }
 
+    /// True while a ready link is up: connected, or rediscovering its changed services
+    /// (``ConnectionEvent/servicesChanged(_:)``), when reads and writes wait for it rather than
+    /// fail.
+    public var isLinkUp: Bool { isConnected || isRefreshing }
+
     /// A ready link is rediscovering its changed services (``ConnectionEvent/servicesChanged(_:)``).
     var isRefreshing: Bool {
         guard attemptKind == .refresh else { return false }

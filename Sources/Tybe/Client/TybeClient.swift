@@ -282,7 +282,7 @@ public actor TybeClient {
         pumpingKeys = true
         defer { pumpingKeys = false }
         while keysInFlight.count < keyWindow, !keysWaiting.isEmpty, !composing {
-            guard let connection, await connection.isConnected else {
+            guard let connection, await connection.isLinkUp else {
                 abandonKeys("the link to the bridge is down")
                 throw TybeClientError.linkFailed("the link to the bridge is down")
             }
@@ -485,7 +485,7 @@ public actor TybeClient {
     // MARK: Internals
 
     private func connected() async throws -> ConnectionStateMachine {
-        if let connection, await connection.isConnected { return connection }
+        if let connection, await connection.isLinkUp { return connection }
         // §3.4: reconnect on the next user action.
         try await connect()
         guard let connection else { throw TybeClientError.linkFailed("no connection") }

@@ -42,6 +42,10 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     private var reported: Set<PeripheralID> = []
     /// Peripherals whose connection this manager asked for or had restored.
     private var owned: Set<PeripheralID> = []
+    /// Counts each peripheral's connect calls, and the count at its last cancel: a connect
+    /// after a cancel keeps the peripheral this manager's when the cancel's disconnection comes.
+    private var connects: [PeripheralID: Int] = [:]
+    private var connectsAtCancel: [PeripheralID: Int] = [:]
     /// Held weakly, as Apple's manager holds them: the app retains what it uses, and a
     /// peripheral released while connecting or connected has its connection cancelled.
     private var known: [UUID: WeakPeripheral] = [:]
@@ -116,8 +120,15 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
     /// this manager's.
     func owns(_ id: PeripheralID) -> Bool { managerLock.withLock { owned.contains(id) } }
 
-    /// Forgets a peripheral whose connection ended (not one the system is reconnecting).
-    func disown(_ id: PeripheralID) { managerLock.withLock { _ = owned.remove(id) } }
+    /// Forgets a peripheral whose connection ended (not one the system is reconnecting), unless
+    /// this manager asked for it again after cancelling it.
+    func disown(_ id: PeripheralID) {
+        managerLock.withLock {
+            let reconnected = connectsAtCancel[id].map { connects[id, default: 0] > $0 } ?? false
+            connectsAtCancel[id] = nil
+            if !reconnected { owned.remove(id) }
+        }
+    }
 
     /// Takes peripherals handed back at relaunch.
     func adopt(_ ids: [PeripheralID]) { managerLock.withLock { owned.formUnion(ids) } }
@@ -185,7 +196,10 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             notifyOnNotification: Self.flag(options?[CBConnectPeripheralOptionNotifyOnNotificationKey]))
         peripheral.connectRequested()
         let id = peripheral.peripheralID
-        managerLock.withLock { _ = owned.insert(id) }
+        managerLock.withLock {
+            owned.insert(id)
+            connects[id, default: 0] += 1
+        }
         submit { await $0.connect(id, options: connectOptions) }
     }
 
@@ -198,6 +212,7 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
         }
         peripheral.cancelRequested()
         let id = peripheral.peripheralID
+        managerLock.withLock { connectsAtCancel[id] = connects[id, default: 0] }
         submit { await $0.cancelConnection(id) }
     }
 
@@ -296,7 +311,12 @@ open class CBCentralManager: CBManager, @unchecked Sendable {
             guard next != currentState else { return nil }
             let previous = currentState
             currentState = next
-            if next != .poweredOn { scanning = false }
+            if next != .poweredOn {
+                scanning = false
+                // Every link and connection request is gone with the radio.
+                owned.removeAll()
+                connectsAtCancel.removeAll()
+            }
             let all = known.values.compactMap(\.peripheral)
             // Below powered-off (a reset, unauthorized, unsupported, or a return to unknown after
             // the stack was up) every peripheral object is invalid: new ones are handed out.

@@ -211,6 +211,15 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     /// changes that came meanwhile (nil: none), which the next one publishes.
     private var republishing = false
     private var republishPending: Set<BluetoothUUID>?
+    /// `stop()` waiting for a republication to end.
+    private var republishWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The bluetoothd (its generation) that has the application registered, nil when none.
+    private var applicationGeneration: Int?
+    /// Bumped at every rebuild of the application's tree.
+    private var treeVersion = 0
+    /// The services invalidated by changes bluetoothd has not been given yet (empty: services
+    /// were only added), nil when it has them all.
+    private var unpublished: Set<BluetoothUUID>?
 
     // The ordered pipe of commands to the virtual radio.
     private enum Command: Sendable {
@@ -310,7 +319,6 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             connection.close()
             throw BlueZPeripheralHostError("the radio has no peripheral \(peripheralID)")
         }
-        await observeServiceChanges()
 
         let tree = DBusObjectTree(connection: connection, root: appRoot)
         await onQueue { [self] in
@@ -318,6 +326,8 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             adapterPath = adapter
             self.tree = tree
             buildObjects(tree: tree, services: peripheral.services)
+            // A change that came before the tree existed: rebuild it (nothing is registered yet).
+            if republishPending != nil, !republishing { republishNext() }
         }
         tree.export()
         // The advertisement lives outside the application's tree: BlueZ reads it separately.
@@ -366,6 +376,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             }
         }
 
+        let version = await onQueue { [self] in treeVersion }
         do {
             _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
                                                       member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])]),
@@ -374,6 +385,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
             await stop()
             throw BlueZPeripheralHostError("bluetoothd refused the GATT application on \(adapter.lastElement): \(error.message)")
         }
+        await onQueue { [self] in applicationRegistered(version: version) }
         do {
             _ = try await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManagerInterface,
                                                       member: "RegisterAdvertisement", body: [.objectPath(advertisementPath), .properties([:])]),
@@ -466,6 +478,12 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 if advertisementCallsInFlight > 0 { advertisementCallWaiters.append(continuation) } else { continuation.resume() }
             }
         }
+        // Nor while a republication registers the application again.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            connection.perform { [self] in
+                if republishing { republishWaiters.append(continuation) } else { continuation.resume() }
+            }
+        }
         if let adapter = await onQueue({ [self] in adapterPath }) {
             _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManagerInterface,
                                                        member: "UnregisterAdvertisement", body: [.objectPath(advertisementPath)]), timeout: .seconds(5))
@@ -496,6 +514,11 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     @SimulationActor
     private func preparePeripheralOnActor() -> Published? {
         guard let peripheral = radio.virtualPeripheral(peripheralID) else { return nil }
+        // In the same turn as the services are read: no change can fall between.
+        radio.observeServiceChanges(of: peripheralID) { [weak self] invalidated in
+            guard let self else { return }
+            self.connection?.perform { self.requestRepublish(invalidated) }
+        }
         // The real link paces traffic; the virtual one only has to keep order. Keep the
         // emulator's MTU (its behaviour depends on it).
         var parameters = peripheral.linkParameters
@@ -578,6 +601,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
     private func bluezOwnerChanged(to owner: String) {
         guard !stopped else { return }
         bluezGeneration += 1
+        applicationGeneration = nil
         if owner.isEmpty {
             bluezOwner = nil
             registered = false
@@ -620,6 +644,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         connection.call(power) { [weak self] result in
             if case .failure(let error) = result { return retry("cannot power \(adapterPath.lastElement) (\(error.message))") }
             self?.registerAgentAgain(on: connection)
+            let version = self?.treeVersion ?? 0
             connection.call(.methodCall(destination: BlueZ.service, path: adapterPath, interface: BlueZ.gattManagerInterface,
                                         member: "RegisterApplication", body: [.objectPath(appRoot), .properties([:])])) { [weak self] result in
                 // AlreadyExists: a republication (changed services) registered it with this
@@ -627,6 +652,7 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
                 if case .failure(let error) = result, error.name != "org.bluez.Error.AlreadyExists" {
                     return retry("refused the GATT application (\(error.message))")
                 }
+                if case .success = result { self?.applicationRegistered(version: version) }
                 guard let self, !self.stopped else {
                     self?.advertisementCallEnded()
                     return
@@ -1033,69 +1059,78 @@ public final class BlueZPeripheralHost: @unchecked Sendable {
         tree?.setProperty("Value", to: .bytes(value), interface: BlueZ.characteristicInterface, path: objectPath)
     }
 
-    @SimulationActor
-    private func observeServiceChanges() {
-        radio.observeServiceChanges(of: peripheralID) { [weak self] invalidated in
-            guard let self else { return }
-            self.connection?.perform { self.requestRepublish(invalidated) }
-        }
-    }
-
     /// The emulator's database changed (`VirtualRadio.changeServices`, a firmware update): the
     /// application goes away and comes back with the new database, as a dynamic GATT server's
     /// does, and bluetoothd sends connected centrals Service Changed for both. Calls pending on
     /// the invalidated services fail; their subscriptions are gone (the virtual link dropped
     /// them), so a central subscribes again. One republication at a time (on the queue): a
-    /// change arriving meanwhile is published by the next.
+    /// change arriving meanwhile is published by the next. Without a registration (bluetoothd
+    /// away, or not yet registered) only the tree is rebuilt: the next registration reads it.
     private func requestRepublish(_ invalidated: [BluetoothUUID]) {
         guard !stopped else { return }
         republishPending = (republishPending ?? []).union(invalidated)
-        if !republishing { republishNext() }
+        if !republishing, tree != nil { republishNext() }
     }
 
     /// On the queue.
     private func republishNext() {
         guard let invalidated = republishPending, !stopped, let connection, let tree else {
             republishing = false
+            let waiters = republishWaiters
+            republishWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
             return
         }
         republishPending = nil
         republishing = true
-        let adapter = adapterPath, wasRegistered = registered, generation = bluezGeneration
+        unpublished = (unpublished ?? []).union(invalidated)
         let root = appRoot, timeout = configuration.callTimeout
-        let services = invalidated.sorted()
         Task { [weak self] in
             guard let self else { return }
-            if wasRegistered, let adapter {
-                _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: adapter, interface: BlueZ.gattManagerInterface,
-                                                           member: "UnregisterApplication", body: [.objectPath(root)]), timeout: timeout)
-            }
             let definitions = await self.currentServices()
-            // Registered again only with the bluetoothd it was taken from, and if nothing else
-            // (a restart's re-registration, stop()) changed that meanwhile; otherwise the
-            // rebuilt tree is what the next registration reads.
-            let register: DBusObjectPath? = await self.onQueue { [self] in
-                self.forget(services)
+            let target: (adapter: DBusObjectPath, version: Int)? = await self.onQueue { [self] in
+                self.forget(Array(invalidated))
                 tree.removeAll()
                 self.characteristicPaths.removeAll()
                 self.byObjectPath.removeAll()
                 self.takesCommands.removeAll()
                 self.buildObjects(tree: tree, services: definitions)
-                return wasRegistered && self.registered && !self.stopped && self.bluezGeneration == generation ? adapter : nil
+                self.treeVersion += 1
+                guard !self.stopped, let generation = self.applicationGeneration, generation == self.bluezGeneration,
+                      let adapter = self.adapterPath else { return nil }
+                return (adapter, self.treeVersion)
             }
-            if let register {
+            if let target {
+                _ = try? await connection.call(.methodCall(destination: BlueZ.service, path: target.adapter, interface: BlueZ.gattManagerInterface,
+                                                           member: "UnregisterApplication", body: [.objectPath(root)]), timeout: timeout)
                 do throws(DBusError) {
-                    _ = try await connection.call(.methodCall(destination: BlueZ.service, path: register, interface: BlueZ.gattManagerInterface,
+                    _ = try await connection.call(.methodCall(destination: BlueZ.service, path: target.adapter, interface: BlueZ.gattManagerInterface,
                                                               member: "RegisterApplication", body: [.objectPath(root), .properties([:])]),
                                                   timeout: timeout)
-                    self.logger.info("services changed (\(services.map(\.description).joined(separator: ", "))): application registered again")
-                    self.activityContinuation.yield(.servicesChanged(services))
+                    await self.onQueue { [self] in self.applicationRegistered(version: target.version) }
                 } catch {
+                    await self.onQueue { [self] in self.applicationGeneration = nil }
                     self.activityContinuation.yield(.problem("the services changed, but bluetoothd refused the application again: \(error.message)"))
                 }
             }
             connection.perform { self.republishNext() }
         }
+    }
+
+    /// bluetoothd took the application, reading the tree of `version` (or a later one: its read
+    /// may have come after a rebuild); on the queue. If the tree changed since the call, the
+    /// change is published again.
+    private func applicationRegistered(version: Int) {
+        applicationGeneration = bluezGeneration
+        guard treeVersion == version else {
+            requestRepublish(Array(unpublished ?? []))
+            return
+        }
+        guard let changed = unpublished else { return }
+        let services = changed.sorted()
+        unpublished = nil
+        logger.info("services changed (\(services.map(\.description).joined(separator: ", "))): application registered with them")
+        activityContinuation.yield(.servicesChanged(services))
     }
 
     @SimulationActor

@@ -1,5 +1,5 @@
 #if !canImport(CoreBluetooth)
-@_spi(Simulation) import CoreBluetoothLookalike
+@testable @_spi(Simulation) import CoreBluetoothLookalike
 import Foundation
 import Testing
 @testable import TetherCore
@@ -405,6 +405,20 @@ struct CoreBluetoothLookalikeTests {
         withExtendedLifetime(seenByM2) {}
         #expect(w.backend.apiMisuses.isEmpty)
         withExtendedLifetime((m1, m2, m3, echo)) {}
+    }
+
+    @Test func aConnectRightAfterACancelStaysTheManagers() async throws {
+        let w = await LookalikeWorld()
+        let r = w.recorder()
+        let manager = w.manager(r)
+        let echo = try await w.connectEcho(manager, r)
+        manager.cancelPeripheralConnection(echo)
+        manager.connect(echo, options: nil)
+        // The cancel's disconnection is routed after the second connect was asked for: the
+        // peripheral's events are still this manager's.
+        try await w.until { r.log.contains { $0.hasPrefix("disconnect") } }
+        #expect(manager.owns(w.echoID))
+        withExtendedLifetime((manager, echo)) {}
     }
 }
 #endif

@@ -285,6 +285,8 @@ extension ConnectionStateMachine {
     private func finishDropped(_ error: BLEError?) {
         lastError = error
         transition(to: .idle)
+        // A connect() that joined the link (during a rediscovery) learns it is gone.
+        failWaiters(error ?? .disconnected(nil))
         wantsConnection = false
         finishNotificationStreams()
     }

@@ -87,7 +87,9 @@ public protocol BLEDriver: Sendable {
     func connect(_ peripheral: PeripheralID, options: ConnectOptions) async
     /// Cancels a pending or established connection.
     func cancelConnection(_ peripheral: PeripheralID) async
-    /// Discovers services (nil: all).
+    /// Discovers services (nil: all). Every discovery request (services or characteristics) is
+    /// answered, in the order asked, as one ATT bearer answers: the core counts on it to tell
+    /// the answers of a discovery that started over (Service Changed) from the new ones.
     func discoverServices(_ services: [BluetoothUUID]?, on peripheral: PeripheralID) async
     /// Discovers characteristics of one service (nil: all).
     func discoverCharacteristics(_ characteristics: [BluetoothUUID]?, for service: BluetoothUUID, on peripheral: PeripheralID) async

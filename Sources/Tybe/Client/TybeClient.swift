@@ -172,7 +172,7 @@ public actor TybeClient {
     }
 
     private func openLink() async throws {
-        if let connection, await connection.isConnected { return }
+        if let connection, await connection.isLinkUp { return }
         let resetsAtStart = resets
         // An earlier link's watchdog must not judge this one.
         liveness.stop()

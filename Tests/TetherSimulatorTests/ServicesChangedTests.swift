@@ -84,6 +84,8 @@ struct ServicesChangedTests {
         await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
         try await h.until { await !connection.isConnected }
         let pending = Task { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) }
+        // So does a connect() that joined the link while it was being rediscovered.
+        let joining = Task { try await connection.connect() }
         try await h.until { await connection.phase == .idle }
         let missing = BLEError.serviceNotFound(EchoPeripheral.service)
         // Lost as a dropped link is: told once, then idle (no policy), streams ended.
@@ -94,6 +96,8 @@ struct ServicesChangedTests {
         // A write asked for during the rediscovery waited for it, and ends with the link.
         let result = await pending.result
         #expect(throws: missing) { try result.get() }
+        let joined = try await h.error { try await joining.value }
+        #expect(joined == missing)
     }
 
     @Test func aServiceThatStaysAwayLeavesReconnectingToThePolicy() async throws {

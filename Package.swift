@@ -39,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.70.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        // Tether Studio's web server (HTTP and WebSocket); traits off: no swift-configuration.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         // `swift package generate-documentation` (scripts/docs); a plugin, not linked into anything.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -262,12 +265,25 @@ let package = Package(
                 "FlockFinder", "FlockFinderEmulator", "MeshCore", "MeshCoreEmulator",
             ]
         ),
+        // Tether Studio: the devices' app screens in a browser (a web server with one WebSocket).
+        // In no product: the CLI serves it (`tether studio`); Hummingbird has no watchOS.
+        .target(
+            name: "TetherStudio",
+            dependencies: [
+                "TetherCore", "TetherWorld",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),
+            ],
+            resources: [.copy("Web")]
+        ),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "TetherCore",
                 "TetherSimulator",
                 "TetherWorld",
+                .target(name: "TetherStudio", condition: .when(platforms: [.macOS, .linux])),
                 "GripFit", "GripFitEmulator", "GripFitStorage",
                 "Kiro", "KiroEmulator", "KiroStorage",
                 "Tybe", "TybeEmulator",
@@ -443,6 +459,16 @@ let package = Package(
             dependencies: [
                 "tether",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherStudioTests",
+            dependencies: [
+                "TetherStudio", "TetherCore", "TetherSimulator", "TetherWorld", "TetherTesting",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),
             ]
         ),
         .testTarget(

@@ -19,7 +19,7 @@ struct Tether: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [ScanCommand.self, AdaptersCommand.self, DemoCommand.self, BenchCommand.self]
-            + CLIDevices.commandGroups + [EmulateCommand.self]
+            + CLIDevices.commandGroups + [EmulateCommand.self, StudioCommand.self]
     )
 
     /// Shown in the root help; the values are taken out of the command line before parsing.

@@ -1,0 +1,177 @@
+// Tether Studio's page. Everything a device says is untrusted: it reaches the page through
+// textContent and attribute setters only, never as HTML.
+"use strict";
+
+const studio = {
+  socket: null,
+  retry: 0,
+  scanning: false,
+  peripherals: new Map(),   // id → last "peripheral" message
+  phases: new Map(),        // id → last "phase" message
+};
+
+function $(id) { return document.getElementById(id); }
+
+function setPill(element, text, colour) {
+  element.textContent = text;
+  element.className = "pill " + colour;
+}
+
+function send(message) {
+  if (studio.socket && studio.socket.readyState === WebSocket.OPEN) studio.socket.send(JSON.stringify(message));
+}
+
+function connectSocket() {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const socket = new WebSocket(scheme + "//" + location.host + "/ws");
+  studio.socket = socket;
+  socket.addEventListener("open", () => {
+    studio.retry = 0;
+    setPill($("link"), "server: connected", "green");
+    $("scan").disabled = false;
+  });
+  socket.addEventListener("message", (event) => {
+    let message;
+    try { message = JSON.parse(event.data); } catch (e) { console.warn("studio: not JSON", e); return; }
+    receive(message);
+  });
+  socket.addEventListener("close", (event) => {
+    $("scan").disabled = true;
+    // Nothing can be asked for until the server is back (it then sends everything afresh).
+    for (const button of document.querySelectorAll("#peripherals button")) button.disabled = true;
+    setPill($("link"), "server: disconnected" + (event.reason ? " (" + event.reason + ")" : ""), "red");
+    // Back off up to 5 s; the server may be restarting.
+    studio.retry = Math.min(studio.retry + 1, 5);
+    setTimeout(connectSocket, studio.retry * 1000);
+  });
+}
+
+function receive(message) {
+  switch (message.type) {
+    case "hello":
+      // A new connection (the server may have restarted): what follows is the whole state.
+      studio.peripherals.clear();
+      studio.phases.clear();
+      document.querySelector("#peripherals tbody").replaceChildren();
+      $("empty").hidden = false;
+      setPill($("driver"), "driver: " + message.driver, "grey");
+      showBluetooth(message.bluetooth);
+      break;
+    case "bluetooth":
+      showBluetooth(message.state);
+      break;
+    case "scanning":
+      studio.scanning = message.on;
+      $("scan").textContent = message.on ? "Stop" : "Scan";
+      $("scan-state").textContent = message.on ? "scanning…" : "not scanning";
+      break;
+    case "peripheral":
+      studio.peripherals.set(message.id, message);
+      drawPeripheral(message.id);
+      break;
+    case "phase":
+      studio.phases.set(message.id, message);
+      drawPeripheral(message.id);
+      break;
+    case "forgotten": {
+      studio.peripherals.delete(message.id);
+      studio.phases.delete(message.id);
+      const row = document.querySelector('#peripherals tbody tr[data-id="' + CSS.escape(message.id) + '"]');
+      if (row) row.remove();
+      $("empty").hidden = studio.peripherals.size > 0;
+      break;
+    }
+    case "error":
+      showError(message.message);
+      // The failed attempt's button may be pressed again.
+      if (message.id !== null && studio.peripherals.has(message.id)) drawPeripheral(message.id);
+      break;
+    case "refused":
+      showError("The studio refused a request: " + message.reason);
+      break;
+    default:
+      console.warn("studio: unknown message type", message.type);
+  }
+}
+
+function showBluetooth(state) {
+  setPill($("bluetooth"), "Bluetooth: " + state, state === "poweredOn" ? "green" : "red");
+}
+
+function showError(text) {
+  const element = $("error");
+  element.textContent = text;
+  element.hidden = false;
+}
+
+function rowFor(id) {
+  const body = document.querySelector("#peripherals tbody");
+  let row = body.querySelector('tr[data-id="' + CSS.escape(id) + '"]');
+  if (row) return row;
+  row = document.createElement("tr");
+  row.dataset.id = id;
+  for (const name of ["dot", "name", "device", "rssi", "signal", "services", "phase", "action"]) {
+    const cell = document.createElement("td");
+    cell.className = name;
+    row.appendChild(cell);
+  }
+  const button = document.createElement("button");
+  button.type = "button";
+  button.addEventListener("click", () => {
+    const phase = studio.phases.get(id);
+    const linked = phase && phase.phase !== "idle";
+    send({ type: linked ? "disconnect" : "connect", id: id });
+    // Until the server answers with a phase, a second click would undo the first.
+    button.disabled = true;
+    $("error").hidden = true;
+  });
+  row.querySelector("td.action").appendChild(button);
+  const dot = document.createElement("span");
+  row.querySelector("td.dot").appendChild(dot);
+  body.appendChild(row);
+  $("empty").hidden = true;
+  return row;
+}
+
+function drawPeripheral(id) {
+  const row = rowFor(id);
+  const peripheral = studio.peripherals.get(id);
+  const phase = studio.phases.get(id);
+  if (peripheral) {
+    row.querySelector("td.name").textContent = peripheral.name === null ? "(unnamed)" : peripheral.name;
+    row.querySelector("td.device").textContent = peripheral.device === null ? "—" : peripheral.device;
+    row.querySelector("td.rssi").textContent = peripheral.rssi === null ? "unknown" : peripheral.rssi + " dBm";
+    row.querySelector("td.services").textContent = peripheral.services.join(" ");
+    drawSparkline(row.querySelector("td.signal"), peripheral.rssiHistory);
+  }
+  const dot = row.querySelector("td.dot span");
+  const colour = phase ? phase.dot : "red";
+  dot.className = "dot " + colour + (phase && colour === "yellow" && !phase.connected && phase.phase.startsWith("connect") ? " spinning" : "");
+  dot.title = phase ? phase.phase : "idle";
+  row.querySelector("td.phase").textContent = phase ? phase.phase : "idle";
+  const linked = phase && phase.phase !== "idle";
+  const button = row.querySelector("td.action button");
+  button.textContent = linked ? "Disconnect" : "Connect";
+  const open = studio.socket && studio.socket.readyState === WebSocket.OPEN;
+  button.disabled = !open || (!linked && peripheral !== undefined && !peripheral.connectable);
+}
+
+function drawSparkline(cell, history) {
+  const points = history.map((value, index) => [index, value]).filter(([, value]) => value !== null);
+  const ns = "http://www.w3.org/2000/svg";
+  let svg = cell.querySelector("svg");
+  if (!svg) {
+    svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("class", "spark");
+    svg.setAttribute("viewBox", "0 0 60 24");
+    svg.setAttribute("preserveAspectRatio", "none");
+    svg.appendChild(document.createElementNS(ns, "polyline"));
+    cell.appendChild(svg);
+  }
+  // −100 dBm at the bottom, −30 at the top.
+  const y = (rssi) => Math.max(0, Math.min(24, 24 - ((rssi + 100) / 70) * 24));
+  svg.firstChild.setAttribute("points", points.map(([x, rssi]) => x + "," + y(rssi).toFixed(1)).join(" "));
+}
+
+$("scan").addEventListener("click", () => send({ type: "scan", on: !studio.scanning }));
+connectSocket();

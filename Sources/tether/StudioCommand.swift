@@ -1,0 +1,54 @@
+#if os(macOS) || os(Linux)
+import ArgumentParser
+import Foundation
+import TetherStudio
+
+/// `tether studio`: the devices' app screens in a browser, live, on any driver.
+struct StudioCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "studio",
+        abstract: "Serve Tether Studio: the devices' screens in a browser (http://127.0.0.1:8080/ by default).")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The port to serve on (0: any free port).")
+    var port: Int = 8080
+
+    @Option(help: "The address to listen on. Loopback unless --allow-remote.")
+    var host: String = "127.0.0.1"
+
+    @Flag(help: "Allow an address other than loopback: whoever reaches it controls your Bluetooth devices.")
+    var allowRemote = false
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        guard !host.isEmpty, host.count <= 255, host.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            throw ValidationError("--host must be an address or host name")
+        }
+        if !StudioHosts.isLoopback(host), !allowRemote {
+            throw ValidationError("--host \(terminalSafe(host)) is not loopback: the studio controls your devices, so add --allow-remote to serve it there")
+        }
+    }
+
+    func run() async throws {
+        let environment = try await Environment.make()
+        let hub = StudioHub(central: environment.central, driverName: environment.driver.rawValue)
+        await hub.start()
+        // Bound without brackets; shown with them.
+        let host = self.host.hasPrefix("[") && self.host.hasSuffix("]") ? String(self.host.dropFirst().dropLast()) : self.host
+        if !StudioHosts.isLoopback(host) {
+            FileHandle.standardError.write(Data("warning: Tether Studio listens on \(terminalSafe(host)) and answers to any host name: anyone who can reach it, or a web page whose name is rebound to it, can scan, connect to and control your devices.\n".utf8))
+        }
+        let app = StudioServer.makeApplication(host: host, port: port, hub: hub) { port in
+            let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            // Written through at once: a script reading the URL from a pipe must not wait for it.
+            FileHandle.standardOutput.write(Data("Tether Studio: http://\(terminalSafe(shown)):\(port)/  (driver: \(environment.driver.rawValue); Ctrl-C stops it)\n".utf8))
+        }
+        do {
+            try await app.runService()
+        } catch {
+            throw CLIError("the studio could not serve on \(terminalSafe(host)):\(port): \(error)")
+        }
+    }
+}
+#endif

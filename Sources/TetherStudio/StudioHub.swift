@@ -331,10 +331,10 @@ public actor StudioHub {
     }
 
     private func phaseChanged(_ id: PeripheralID, _ phase: BLEPhase) {
-        guard phases[id] != nil, phases[id] != phase || phase == .idle else { return }
-        let old = phases[id]
+        // Only the connections still remembered (a forgotten peripheral's watcher is ending).
+        guard let old = phases[id], old != phase else { return }
         phases[id] = phase
-        if old != phase { broadcast(.phase(id, phase)) }
+        broadcast(.phase(id, phase))
     }
 
     /// The user-facing text of an error.

@@ -21,6 +21,14 @@ struct ServicesChangedTests {
         return await { @SimulationActor in radio.virtualPeripheral(id)?.services.first }()
     }
 
+    /// The echo's firmware changes its service (and, `removingIt`, drops it): the radio
+    /// tells the connected central, which must rediscover.
+    static func changeEchoService(_ h: Harness, removingIt: Bool = false) async {
+        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) {
+            if removingIt { $0.removeService(EchoPeripheral.service) }
+        }
+    }
+
     static let otherService = BluetoothUUID("54455448-4543-484F-8000-0000000000F0")
 
     /// Writes `text` and returns the first value `stream` gives.
@@ -37,7 +45,7 @@ struct ServicesChangedTests {
         let connection = try await h.connected(Self.configuration())
         let stream = await connection.notifications(for: EchoPeripheral.output)
         let log = await EventLog(connection)
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service])
+        await Self.changeEchoService(h)
         try await h.until { await log.contains { $0 == .servicesChanged(h.echoID) } }
         try await h.until { await connection.isConnected }
         #expect(await log.phases == ["discoveringServices", "discoveringCharacteristics", "subscribingToNotifications", "discoveryComplete", "connected"])
@@ -51,7 +59,7 @@ struct ServicesChangedTests {
         let h = await Harness()
         let connection = try await h.connected(Self.configuration())
         let stream = await connection.notifications(for: EchoPeripheral.output)
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service])
+        await Self.changeEchoService(h)
         try await h.until { await !connection.isConnected }
         #expect(await connection.phase == .discoveringServices(h.echoID))
         #expect(await connection.isLinkUp)
@@ -66,7 +74,7 @@ struct ServicesChangedTests {
         let stream = await connection.notifications(for: EchoPeripheral.output)
         let log = await EventLog(connection)
         let service = try #require(await Self.echoService(h))
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
+        await Self.changeEchoService(h, removingIt: true)
         try await h.until { await log.contains { $0 == .servicesChanged(h.echoID) } }
         await h.advance(.seconds(2))
         #expect(await connection.phase == .discoveringServices(h.echoID))
@@ -81,7 +89,7 @@ struct ServicesChangedTests {
         let h = await Harness(osAutoReconnect: false)
         let connection = try await h.connected(Self.configuration())
         let log = await EventLog(connection)
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
+        await Self.changeEchoService(h, removingIt: true)
         try await h.until { await !connection.isConnected }
         let pending = Task { try await connection.write(Data([1]), to: EchoPeripheral.input, type: .withResponse) }
         // So does a connect() that joined the link while it was being rediscovered.
@@ -105,7 +113,7 @@ struct ServicesChangedTests {
         let connection = try await h.connected(Self.configuration(.threeAttempts))
         let log = await EventLog(connection)
         let service = try #require(await Self.echoService(h))
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
+        await Self.changeEchoService(h, removingIt: true)
         try await h.until { await log.contains { if case .disconnected = $0 { true } else { false } } }
         // The firmware comes back with the service before the next attempt.
         await h.peripheral { $0.addService(service) }
@@ -124,7 +132,7 @@ struct ServicesChangedTests {
         #expect(await connection.isConnected)
         #expect(await log.events.isEmpty)
         // The same path delivers a change that matters.
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service])
+        await Self.changeEchoService(h)
         try await h.until { await log.contains { $0 == .servicesChanged(h.echoID) } }
     }
 
@@ -169,7 +177,7 @@ struct ServicesChangedTests {
         let h = await Harness()
         let connection = try await h.connected(Self.configuration(.threeAttempts))
         let log = await EventLog(connection)
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
+        await Self.changeEchoService(h, removingIt: true)
         try await h.until { await !connection.isConnected }
         let pending = Task { try await connection.read(EchoPeripheral.info) }
         try await h.run { await connection.disconnect() }
@@ -186,7 +194,7 @@ struct ServicesChangedTests {
         let h = await Harness()
         let connection = try await h.connected(Self.configuration(.threeAttempts))
         let log = await EventLog(connection)
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service]) { $0.removeService(EchoPeripheral.service) }
+        await Self.changeEchoService(h, removingIt: true)
         try await h.until { await !connection.isConnected }
         let pending = Task { try await connection.readRSSI() }
         await h.radio.setCentralState(.poweredOff)
@@ -199,7 +207,7 @@ struct ServicesChangedTests {
     @Test func theLinksLimitsAreAskedForAfterTheRediscovery() async throws {
         let h = await Harness()
         let connection = try await h.connected(Self.configuration())
-        await h.radio.changeServices(of: h.echoID, invalidating: [EchoPeripheral.service])
+        await Self.changeEchoService(h)
         try await h.until { await !connection.isConnected }
         let length = try await h.run { try await connection.maximumWriteValueLength(for: .withResponse) }
         #expect(length == 512)

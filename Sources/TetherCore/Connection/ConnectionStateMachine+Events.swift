@@ -177,7 +177,7 @@ extension ConnectionStateMachine {
         case .discoveringServices, .discoveringCharacteristics, .subscribingToNotifications, .discoveryComplete:
             if isRefreshing {
                 // The link was ready (its services were being discovered again): a drop.
-                readyLinkDropped(error: error, bleError: bleError, isReconnecting: isReconnecting)
+                readyLinkDropped(bleError, isReconnecting: isReconnecting)
                 return
             }
             if case .initial = attemptKind {
@@ -188,12 +188,14 @@ extension ConnectionStateMachine {
             resetLink(bleError ?? .disconnected(nil))
             continueReconnecting(error: bleError, isReconnecting: isReconnecting)
         case .connected:
-            readyLinkDropped(error: error, bleError: bleError, isReconnecting: isReconnecting)
+            readyLinkDropped(bleError, isReconnecting: isReconnecting)
         }
     }
 
-    private func readyLinkDropped(error: DriverError?, bleError: BLEError?, isReconnecting: Bool) {
-        logger.warning("Link lost", metadata: ["error": "\(error.map { "\($0)" } ?? "none")", "osReconnecting": "\(isReconnecting)"])
+    /// A link that was ready is gone (dropped, or given up after its services changed): the
+    /// client is told once, and the reconnect policy (or the OS) takes over.
+    func readyLinkDropped(_ bleError: BLEError?, isReconnecting: Bool) {
+        logger.warning("Link lost", metadata: ["error": "\(bleError.map { "\($0)" } ?? "none")", "osReconnecting": "\(isReconnecting)"])
         generation += 1
         attemptKind = .initial
         resetLink(bleError ?? .disconnected(nil))

@@ -486,16 +486,11 @@ public actor ConnectionStateMachine {
     /// discovery) takes over.
     private func refreshFailed(_ error: BLEError) {
         logger.warning("Rediscovery after a services change failed; dropping the link", metadata: ["error": "\(error)"])
-        generation += 1
+        // The link is still up at the driver: cancel it, and hold the next attempt until it is gone.
         let driver = self.driver, peripheral = self.peripheral
         command { await driver.cancelConnection(peripheral) }
         awaitTeardown()
-        attemptKind = .initial
-        resetLink(error)
-        lastError = error
-        emit(.disconnected(peripheral, error))
-        disconnectionHandler?(peripheral, error)
-        continueReconnecting(error: error, isReconnecting: false, firstDrop: true)
+        readyLinkDropped(error, isReconnecting: false)
     }
 
     /// Holds new attempts back until the link just cancelled is reported gone (or

@@ -271,6 +271,7 @@ let package = Package(
             name: "TetherStudio",
             dependencies: [
                 "TetherCore", "TetherWorld",
+                "GripFit", "GripFitEmulator", "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),
@@ -465,11 +466,14 @@ let package = Package(
             name: "TetherStudioTests",
             dependencies: [
                 "TetherStudio", "TetherCore", "TetherSimulator", "TetherWorld", "TetherTesting",
+                "GripFit", "GripFitEmulator", "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),
-            ]
+            ],
+            // The browser test's selenium script is run by StudioBrowserTests, not compiled.
+            exclude: ["Browser"]
         ),
         .testTarget(
             name: "TetherSimulatorTests",

@@ -132,8 +132,8 @@ public actor DetectionStore: DetectionRecorder {
     }
 
     /// Stored detections, newest first, optionally only of one type and/or received at or
-    /// after a date.
-    public func detections(type: DetectionType? = nil, since: Date? = nil) async throws -> [StoredDetection] {
+    /// after a date, and at most `limit` of them (nil: all).
+    public func detections(type: DetectionType? = nil, since: Date? = nil, limit: Int? = nil) async throws -> [StoredDetection] {
         try await dbQueue.countedRead { db in
             var request = DetectionRow.newestFirst()
             if let type {
@@ -142,6 +142,7 @@ public actor DetectionStore: DetectionRecorder {
             if let since {
                 request = request.filter(DetectionRow.Columns.receivedAt >= since.timeIntervalSince1970)
             }
+            if let limit { request = request.limit(max(0, limit)) }
             return try request.fetchAll(db).map(\.stored)
         }
     }

@@ -51,6 +51,10 @@ public actor StudioHub {
     private var wanted: [PeripheralID: Bool] = [:]
     private var connecting: Set<PeripheralID> = []
     private var stateTask: Task<Void, Never>?
+    /// The device screens (none until attached) and each one's last published state.
+    private var screens: StudioScreens?
+    private var screenStates: [String: String] = [:]
+    private var screenNames: [String] = []
 
     /// Creates a hub over `central`. `clock` paces peripheral updates (tests pass their own).
     public init<C: Clock<Duration>>(central: Central, driverName: String, outboxCapacity: Int = 1024, maximumClients: Int = 16,
@@ -106,12 +110,13 @@ public actor StudioHub {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(outboxCapacity))
         clients.insert(id)
         outboxes[id] = continuation
-        send(.hello(driver: driverName, bluetooth: bluetooth), to: id)
+        send(.hello(driver: driverName, bluetooth: bluetooth, screens: screenNames), to: id)
         send(.scanning(scanTask != nil), to: id)
         for peripheral in peripherals.values.sorted(by: { ($0.name ?? "~", $0.id.description) < ($1.name ?? "~", $1.id.description) }) {
             send(.peripheral(peripheral), to: id)
         }
         for (peripheral, phase) in phases.sorted(by: { $0.key.description < $1.key.description }) { send(.phase(peripheral, phase), to: id) }
+        for device in screenStates.keys.sorted() { enqueue(screenStates[device]!, for: id) }
         return (id, stream)
     }
 
@@ -132,6 +137,32 @@ public actor StudioHub {
     func refuse(_ reason: String, to id: Int) { send(.refused(reason), to: id) }
 
     private func send(_ event: StudioEvent, to id: Int) { enqueue(event.json, for: id) }
+
+    // MARK: Device screens
+
+    /// Routes the pages' actions to `screens` (``StudioScreens/start()`` attaches them).
+    func attach(_ screens: StudioScreens, devices: [String]) {
+        self.screens = screens
+        screenNames = devices
+    }
+
+    /// A screen's new state (a whole `screen` message): kept for pages that open later, and
+    /// sent to every page now.
+    func publishScreen(_ device: String, _ text: String) {
+        screenStates[device] = text
+        for id in Array(outboxes.keys) { enqueue(text, for: id) }
+    }
+
+    /// The file `name` a device screen exports.
+    func export(device: String, name: String) async throws(StudioProtocolError) -> StudioExport {
+        guard let screens else { throw StudioProtocolError("this studio has no device screens") }
+        return try await screens.export(device: device, name: name)
+    }
+
+    /// Tells page `client` that its action failed.
+    func actionFailed(_ action: StudioAction, _ message: String, to client: Int) {
+        send(.actionFailed(device: action.device, action: action.name, message: message), to: client)
+    }
 
     private func broadcast(_ event: StudioEvent) {
         let text = event.json
@@ -159,7 +190,7 @@ public actor StudioHub {
     // MARK: Requests
 
     /// Carries out one request from page `client`.
-    func handle(_ text: String, from client: Int) {
+    func handle(_ text: String, from client: Int) async {
         let request: StudioRequest
         do {
             request = try StudioRequest.decode(text)
@@ -182,6 +213,14 @@ public actor StudioHub {
                 return
             }
             disconnect(id)
+        case .action(let action):
+            guard let screens else {
+                send(.actionFailed(device: action.device, action: action.name, message: "this studio has no device screens"), to: client)
+                return
+            }
+            if let refusal = await screens.submit(action, from: client) {
+                send(.actionFailed(device: action.device, action: action.name, message: refusal), to: client)
+            }
         }
     }
 

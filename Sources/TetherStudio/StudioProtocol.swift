@@ -13,11 +13,16 @@ public enum StudioRequest: Sendable, Equatable, Decodable {
     case connect(PeripheralID)
     /// Disconnect from a peripheral.
     case disconnect(PeripheralID)
+    /// Something for one device's screen to do.
+    case action(StudioAction)
 
     /// The largest request accepted, in bytes.
     public static let maximumSize = 64 * 1024
 
-    private enum Keys: String, CodingKey { case type, on, id }
+    private enum Keys: String, CodingKey { case type, on, id, device, action }
+
+    /// The longest device or action name.
+    static let maximumNameLength = 64
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
@@ -31,6 +36,15 @@ public enum StudioRequest: Sendable, Equatable, Decodable {
                 throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "not a peripheral identifier")
             }
             self = type == "connect" ? .connect(PeripheralID(uuid)) : .disconnect(PeripheralID(uuid))
+        case "action":
+            let device = try container.decode(String.self, forKey: .device)
+            let name = try container.decode(String.self, forKey: .action)
+            guard device.count <= Self.maximumNameLength, name.count <= Self.maximumNameLength else {
+                throw DecodingError.dataCorruptedError(forKey: .action, in: container, debugDescription: "a name longer than \(Self.maximumNameLength) characters")
+            }
+            var arguments = try decoder.singleValueContainer().decode([String: StudioValue].self)
+            for key in ["type", "device", "action"] { arguments[key] = nil }
+            self = .action(StudioAction(device: device, name: name, arguments: arguments))
         default:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown request type")
         }
@@ -111,8 +125,9 @@ public enum StudioDot: String, Sendable, Equatable {
 
 /// What the server tells the page.
 public enum StudioEvent: Sendable, Equatable, Encodable {
-    /// First message on every connection: which driver runs and the radio's state.
-    case hello(driver: String, bluetooth: CentralState)
+    /// First message on every connection: which driver runs, the radio's state, and the
+    /// device screens offered.
+    case hello(driver: String, bluetooth: CentralState, screens: [String] = [])
     /// The radio's state changed.
     case bluetooth(CentralState)
     /// Scanning started or stopped.
@@ -127,19 +142,22 @@ public enum StudioEvent: Sendable, Equatable, Encodable {
     case error(PeripheralID?, String)
     /// A request was refused.
     case refused(String)
+    /// A device screen's action failed (told to the page that asked).
+    case actionFailed(device: String, action: String, message: String)
 
     private enum Keys: String, CodingKey {
-        case type, driver, bluetooth, state, on, id, name, device, rssi, rssiHistory, services, connectable
-        case phase, dot, connected, message, reason
+        case type, driver, bluetooth, screens, state, on, id, name, device, rssi, rssiHistory, services, connectable
+        case phase, dot, connected, message, reason, action
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Keys.self)
         switch self {
-        case .hello(let driver, let state):
+        case .hello(let driver, let state, let screens):
             try c.encode("hello", forKey: .type)
             try c.encode(driver, forKey: .driver)
             try c.encode("\(state)", forKey: .bluetooth)
+            try c.encode(screens, forKey: .screens)
         case .bluetooth(let state):
             try c.encode("bluetooth", forKey: .type)
             try c.encode("\(state)", forKey: .state)
@@ -172,6 +190,11 @@ public enum StudioEvent: Sendable, Equatable, Encodable {
         case .refused(let reason):
             try c.encode("refused", forKey: .type)
             try c.encode(reason, forKey: .reason)
+        case .actionFailed(let device, let action, let message):
+            try c.encode("actionFailed", forKey: .type)
+            try c.encode(device, forKey: .device)
+            try c.encode(action, forKey: .action)
+            try c.encode(message, forKey: .message)
         }
     }
 

@@ -34,6 +34,27 @@ public enum StudioServer {
             cacheControl: CacheControl([(MediaType(type: .any), [.noCache])]),
             searchForIndexHtml: true,
             logger: logger))
+        router.get("/export/:device/:name") { request, context -> Response in
+            let device = context.parameters.get("device") ?? ""
+            let name = context.parameters.get("name") ?? ""
+            // Names the screens make: letters, digits, '-', '_' and '.' only.
+            let allowed = { (text: String) in
+                !text.isEmpty && text.count <= 80 && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) }
+            }
+            guard allowed(device), allowed(name) else {
+                return Response(status: .badRequest, body: .init(byteBuffer: ByteBuffer(string: "not an export name\n")))
+            }
+            do throws(StudioProtocolError) {
+                let export = try await hub.export(device: device, name: name)
+                var headers = HTTPFields()
+                headers[.contentType] = export.contentType
+                headers[.contentDisposition] = "attachment; filename=\"\(export.fileName)\""
+                headers[.cacheControl] = "no-store"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: export.body)))
+            } catch {
+                return Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: error.message + "\n")))
+            }
+        }
         let sockets = Router(context: BasicWebSocketRequestContext.self)
         sockets.ws("/ws") { request, _ in
             // Any web page the browser shows may open ws://127.0.0.1: only the studio's own

@@ -1,6 +1,8 @@
 #if os(macOS) || os(Linux)
 import ArgumentParser
+import FlockFinderStorage
 import Foundation
+import GripFitStorage
 import TetherStudio
 
 /// `tether studio`: the devices' app screens in a browser, live, on any driver.
@@ -30,10 +32,35 @@ struct StudioCommand: AsyncParsableCommand {
         }
     }
 
+    /// Every device's screen, on the environment's central; the stores are the ones the CLI
+    /// uses (Tether's data directory), so a session recorded here is listed by `tether gripfit`.
+    @MainActor
+    static func screens(_ environment: Environment, hub: StudioHub) async throws -> StudioScreens {
+        let gripFitStore: SQLiteGripSessionStore
+        let detectionStore: DetectionStore
+        do {
+            gripFitStore = try SQLiteGripSessionStore(path: SQLiteGripSessionStore.defaultPath())
+            detectionStore = try DetectionStore(path: DetectionStore.defaultPath(), locationProvider: environment.emulators == nil ? nil : drive)
+        } catch {
+            throw CLIError("the studio could not open its stores: \(error)")
+        }
+        let emulators = environment.emulators
+        return StudioScreens([
+            GripFitScreen(central: environment.central, store: gripFitStore, emulator: emulators?.gripFit),
+            FlockFinderScreen(central: environment.central, store: detectionStore, emulator: emulators?.flock,
+                              drive: emulators == nil ? nil : drive),
+        ], hub: hub)
+    }
+
+    /// The simulated car's position (the simulator's detections get places on the map).
+    private static let drive = SimulatedDrive()
+
     func run() async throws {
         let environment = try await Environment.make()
         let hub = StudioHub(central: environment.central, driverName: environment.driver.rawValue)
         await hub.start()
+        let screens = try await Self.screens(environment, hub: hub)
+        await screens.start()
         // Bound without brackets; shown with them.
         let host = self.host.hasPrefix("[") && self.host.hasSuffix("]") ? String(self.host.dropFirst().dropLast()) : self.host
         if !StudioHosts.isLoopback(host) {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MeshCore
 import TetherCore
+import TetherTesting
 
 /// The public Python client `meshcore` (installed into `.venv` by `scripts/test-peers`) drives
 /// `tether mesh emulate --listen` through app start, device query, contacts, time, battery, a
@@ -11,22 +12,6 @@ import TetherCore
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The `tether` executable built next to the running test bundle (any `--scratch-path`).
-    static func tetherExecutable() -> URL? {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-            .compactMap { $0?.resolvingSymlinksInPath() }
-        for executable in candidates {
-            var directory = executable.deletingLastPathComponent()
-            // On macOS the runner sits inside Foo.xctest/Contents/MacOS; on Linux beside the products.
-            for _ in 0..<4 {
-                let tether = directory.appendingPathComponent("tether")
-                if FileManager.default.isExecutableFile(atPath: tether.path) { return tether }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        return nil
-    }
-
     @Test func thePythonClientDrivesTheEmulatorOverTCP() async throws {
         let python = Self.root.appendingPathComponent(".venv/bin/python")
         let script = Self.root.appendingPathComponent("Tests/MeshCoreTests/Interop/meshcore_interop.py")
@@ -34,7 +19,7 @@ import TetherCore
             FileManager.default.isExecutableFile(atPath: python.path),
             "\(python.path) is missing: run scripts/test-peers to install meshcore==2.3.17 into .venv")
         let tether = try #require(
-            Self.tetherExecutable(),
+            TestProducts.tether(),
             "the tether executable was not found next to the test bundle (\(CommandLine.arguments[0])); build it with --build-tests")
 
         let process = Process()
@@ -119,7 +104,7 @@ import TetherCore
 /// started the same way as for the Python client, with the same expectations.
 @Suite struct CLIInteropTests {
     @Test func theMeshPromptDrivesTheEmulatorOverTCP() async throws {
-        let tether = try #require(InteropTests.tetherExecutable(), "the tether executable was not found next to the test bundle")
+        let tether = try #require(TestProducts.tether(), "the tether executable was not found next to the test bundle")
         let emulator = Process()
         emulator.executableURL = tether
         emulator.arguments = ["mesh", "emulate", "--listen", "127.0.0.1:0", "--until-stdin-closes", "--quiet"]

@@ -133,15 +133,21 @@ struct StudioServerTests {
                 #expect(response.headers[.init("Content-Security-Policy")!]?.contains("frame-ancestors 'none'") == true)
                 #expect(String(buffer: response.body).contains("<title>Tether Studio</title>"))
             }
-            try await client.execute(uri: "/studio.js", method: .get) { response in
-                #expect(response.status == .ok)
-                #expect(response.headers[.contentType]?.hasPrefix("text/javascript") == true)
-                // The page never writes device text as HTML.
-                let script = String(buffer: response.body)
-                for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("] {
-                    #expect(!script.contains(sink), "studio.js uses \(sink)")
+            // Every script the page loads is served, and none writes text as HTML.
+            let page = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
+            let scripts = page.matches(of: /<script src="([a-z]+\.js)">/).map { String($0.output.1) }
+            #expect(scripts.contains("studio.js") && scripts.contains("gripfit.js") && scripts.contains("flock.js"))
+            for name in scripts {
+                try await client.execute(uri: "/" + name, method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentType]?.hasPrefix("text/javascript") == true)
+                    let script = String(buffer: response.body)
+                    for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"] {
+                        #expect(!script.contains(sink), "\(name) uses \(sink)")
+                    }
                 }
             }
+            try await client.execute(uri: "/favicon.svg", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/studio.css", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/missing.js", method: .get) { #expect($0.status == .notFound) }
             // The page's folder is the root: nothing above it (the resource bundle's own files).

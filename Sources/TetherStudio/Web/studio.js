@@ -8,9 +8,74 @@ const studio = {
   scanning: false,
   peripherals: new Map(),   // id → last "peripheral" message
   phases: new Map(),        // id → last "phase" message
+  screens: {},              // device → { build(section), render(state) } (gripfit.js, flock.js, …)
+  offered: null,            // the device screens the server has (from "hello")
+  states: {},               // device → last state
 };
 
 function $(id) { return document.getElementById(id); }
+
+// Builds an element: `props` sets properties (className, type, title, …) and `data-*`/aria
+// attributes; children are elements or strings, and strings become text, never HTML.
+function el(tag, props, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null) continue;
+    if (key.startsWith("data-") || key.startsWith("aria-") || key === "for" || key === "role") element.setAttribute(key, value);
+    else element[key] = value;
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    element.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return element;
+}
+
+// Calls draw() only when `data` differs from what `element` last drew (tables rebuilt ten
+// times a second would lose a click between mouse-down and mouse-up).
+const drawn = new WeakMap();
+function drawIfChanged(element, data, draw) {
+  const key = JSON.stringify(data);
+  if (drawn.get(element) === key) return;
+  drawn.set(element, key);
+  draw();
+}
+
+// Asks a device screen to do something; progress and results come back as its state.
+function act(device, action, args) {
+  send(Object.assign({}, args || {}, { type: "action", device: device, action: action }));
+}
+
+function showActionError(text) {
+  const banner = $("action-error");
+  banner.textContent = text;
+  banner.hidden = false;
+  clearTimeout(showActionError.timer);
+  showActionError.timer = setTimeout(() => { banner.hidden = true; }, 8000);
+}
+
+// The screen named by the URL's fragment (#gripfit), Devices by default.
+function showScreen() {
+  const wanted = location.hash.slice(1);
+  const known = document.getElementById(wanted);
+  const name = known && known.classList.contains("screen") && !tabFor(wanted).hidden ? wanted : "devices";
+  for (const section of document.querySelectorAll("main > section.screen")) section.hidden = section.id !== name;
+  for (const tab of document.querySelectorAll("#tabs a")) tab.classList.toggle("current", tab.dataset.screen === name);
+}
+
+function tabFor(name) { return document.querySelector('#tabs a[data-screen="' + CSS.escape(name) + '"]'); }
+
+function drawScreen(device, state) {
+  const screen = studio.screens[device];
+  const section = document.getElementById(device);
+  if (!screen || !section) { console.warn("studio: no page for screen", device); return; }
+  if (!section.dataset.built) {
+    screen.build(section);
+    section.dataset.built = "1";
+  }
+  studio.states[device] = state;
+  screen.render(state);
+}
 
 function setPill(element, text, colour) {
   element.textContent = text;
@@ -28,6 +93,7 @@ function connectSocket() {
   socket.addEventListener("open", () => {
     studio.retry = 0;
     setPill($("link"), "server: connected", "green");
+    document.body.classList.remove("offline");
     $("scan").disabled = false;
   });
   socket.addEventListener("message", (event) => {
@@ -37,6 +103,7 @@ function connectSocket() {
   });
   socket.addEventListener("close", (event) => {
     $("scan").disabled = true;
+    document.body.classList.add("offline");
     // Nothing can be asked for until the server is back (it then sends everything afresh).
     for (const button of document.querySelectorAll("#peripherals button")) button.disabled = true;
     setPill($("link"), "server: disconnected" + (event.reason ? " (" + event.reason + ")" : ""), "red");
@@ -56,6 +123,17 @@ function receive(message) {
       $("empty").hidden = false;
       setPill($("driver"), "driver: " + message.driver, "grey");
       showBluetooth(message.bluetooth);
+      studio.offered = message.screens;
+      for (const tab of document.querySelectorAll("#tabs a")) {
+        tab.hidden = tab.dataset.screen !== "devices" && !message.screens.includes(tab.dataset.screen);
+      }
+      showScreen();
+      break;
+    case "screen":
+      drawScreen(message.device, message.state);
+      break;
+    case "actionFailed":
+      showActionError(message.device + " — " + message.action + ": " + message.message);
       break;
     case "bluetooth":
       showBluetooth(message.state);
@@ -87,7 +165,7 @@ function receive(message) {
       if (message.id !== null && studio.peripherals.has(message.id)) drawPeripheral(message.id);
       break;
     case "refused":
-      showError("The studio refused a request: " + message.reason);
+      showActionError("The studio refused a request: " + message.reason);
       break;
     default:
       console.warn("studio: unknown message type", message.type);
@@ -174,4 +252,4 @@ function drawSparkline(cell, history) {
 }
 
 $("scan").addEventListener("click", () => send({ type: "scan", on: !studio.scanning }));
-connectSocket();
+window.addEventListener("hashchange", showScreen);

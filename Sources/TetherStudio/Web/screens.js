@@ -1,0 +1,4 @@
+// Loaded last: every screen has registered itself, so the socket may open.
+"use strict";
+showScreen();
+connectSocket();

@@ -1,0 +1,255 @@
+"""Tether Studio in a real headless Chromium (Debian's chromium and chromium-driver, driven by
+selenium from .venv): starts `tether studio --port 0 --driver simulator` on a fresh data
+directory, goes through the screens as a person would, and prints one JSON object per check
+({"check": name, "ok": bool, "detail": ...}) and a last summary line. Screenshots of each screen
+go to --screenshots. StudioBrowserTests (Swift) runs it and asserts every check.
+
+Every wait is bounded; nothing sleeps for a fixed time.
+"""
+import argparse
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+WAIT = 30  # seconds: the bound on any one wait
+
+
+def start_studio(tether, data_dir):
+    env = dict(os.environ, TETHER_DATA_DIR=data_dir)
+    process = subprocess.Popen(
+        [tether, "studio", "--port", "0", "--driver", "simulator"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, text=True)
+    lines = queue.Queue()
+
+    def pump(stream, name):
+        for line in stream:
+            lines.put((name, line))
+        lines.put((name, None))
+
+    threading.Thread(target=pump, args=(process.stdout, "out"), daemon=True).start()
+    threading.Thread(target=pump, args=(process.stderr, "err"), daemon=True).start()
+    deadline = time.monotonic() + 120
+    seen = []
+    while time.monotonic() < deadline:
+        try:
+            name, line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            if process.poll() is not None:
+                break
+            continue
+        seen.append(line)
+        match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        if name == "out" and match:
+            return process, match.group(1)
+    process.kill()
+    raise RuntimeError("tether studio did not print its address: " + "".join(seen)[-2000:])
+
+
+def make_browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1440,1100", "--lang=en-US", "--no-first-run"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+class Run:
+    def __init__(self, browser, url, screenshots):
+        self.browser = browser
+        self.url = url
+        self.screenshots = screenshots
+        self.results = []
+
+    def wait(self, what, condition, timeout=WAIT):
+        try:
+            # The screens redraw as their state changes: an element found may be replaced.
+            return WebDriverWait(self.browser, timeout, poll_frequency=0.1,
+                                 ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(lambda b: condition(b))
+        except Exception as error:
+            raise AssertionError("waited %ds for %s" % (timeout, what)) from error
+
+    def find(self, css):
+        return self.browser.find_element(By.CSS_SELECTOR, css)
+
+    def finds(self, css):
+        return self.browser.find_elements(By.CSS_SELECTOR, css)
+
+    def attributes(self, css, name):
+        """The attribute `name` of every element matching `css`, read at one instant."""
+        return self.browser.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((e) => e.getAttribute(arguments[1]));", css, name)
+
+    def text(self, css):
+        return self.find(css).text
+
+    def click(self, css):
+        self.wait("%s clickable" % css, lambda b: self.find(css).is_displayed() and self.find(css).is_enabled())
+        self.find(css).click()
+
+    def open(self, screen):
+        self.browser.get(self.url + "#" + screen)
+        self.wait("the page's link to the server", lambda b: "connected" in self.text("#link") and "dis" not in self.text("#link"))
+        self.wait("the %s screen shown" % screen, lambda b: self.find("#" + screen).is_displayed())
+        if screen != "devices":
+            self.wait("the %s screen drawn" % screen, lambda b: self.find("#" + screen).get_attribute("data-built") == "1")
+
+    def console_errors(self):
+        return [entry["message"] for entry in self.browser.get_log("browser") if entry["level"] == "SEVERE"]
+
+    def shot(self, name):
+        if self.screenshots:
+            os.makedirs(self.screenshots, exist_ok=True)
+            self.browser.save_screenshot(os.path.join(self.screenshots, name + ".png"))
+
+    def check(self, name, body):
+        try:
+            detail = body()
+            result = {"check": name, "ok": True, "detail": detail}
+        except Exception as error:
+            result = {"check": name, "ok": False, "detail": "%s: %s" % (type(error).__name__, error),
+                      "trace": traceback.format_exc()[-1500:]}
+        self.results.append(result)
+        print(json.dumps(result), flush=True)
+
+
+def number(text):
+    return float(text.replace(",", ""))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tether", required=True)
+    parser.add_argument("--screenshots")
+    args = parser.parse_args()
+    data_dir = tempfile.mkdtemp(prefix="tether-studio-browser-")
+    studio, url = start_studio(args.tether, data_dir)
+    browser = None
+    run = None
+    try:
+        browser = make_browser()
+        run = Run(browser, url, args.screenshots)
+
+        def screens_load():
+            errors = {}
+            for screen in ["devices", "gripfit", "flock"]:
+                run.open(screen)
+                errors[screen] = run.console_errors()
+            # Screens the studio does not serve yet have no tab.
+            hidden = [a.get_attribute("data-screen") for a in run.finds("#tabs a") if not a.is_displayed()]
+            assert all(not e for e in errors.values()), "console errors: %r" % errors
+            return {"hiddenTabs": hidden}
+        run.check("screens_load_without_console_errors", screens_load)
+
+        def devices_scan():
+            run.open("devices")
+            run.click("#scan")
+            run.wait("five peripherals listed", lambda b: len(run.finds("#peripherals tbody tr")) >= 5)
+            names = sorted(cell.text for cell in run.finds("#peripherals td.name"))
+            run.click("#scan")
+            run.shot("devices")
+            assert not run.console_errors()
+            return {"names": names}
+        run.check("devices_scan_lists_the_simulated_devices", devices_scan)
+
+        def gripfit_live():
+            run.open("gripfit")
+            run.click("#gripfit-scan")
+            run.wait("a GripFit to connect", lambda b: len(run.finds("button.gripfit-connect")) > 0)
+            run.finds("button.gripfit-connect")[0].click()
+            run.wait("connected", lambda b: run.text("#gripfit-connection") == "connected")
+            run.wait("live points on the chart", lambda b: int(run.find("#gripfit-chart svg").get_attribute("data-points") or 0) >= 10)
+            first = int(run.find("#gripfit-chart svg").get_attribute("data-points"))
+            run.wait("more points", lambda b: int(run.find("#gripfit-chart svg").get_attribute("data-points")) > first)
+            polyline = run.find("#gripfit-chart svg polyline.series-force").get_attribute("points")
+            assert len(polyline.split()) >= 10, polyline
+            return {"points": first, "dot": run.find("#gripfit-dot").get_attribute("class")}
+        run.check("gripfit_chart_receives_live_points", gripfit_live)
+
+        def gripfit_tare():
+            # The emulated hand stops squeezing; at rest the HX711 reads its ~84 000 baseline.
+            if run.find("#gripfit-sim-auto").is_selected():
+                run.click("#gripfit-sim-auto")
+            run.wait("the resting baseline", lambda b: 60000 < number(run.text("#gripfit-raw")) < 110000)
+            before = number(run.text("#gripfit-raw"))
+            run.click("#gripfit-tare")
+            run.wait("readings near zero", lambda b: abs(number(run.text("#gripfit-raw"))) < 2000)
+            after = number(run.text("#gripfit-raw"))
+            assert not run.console_errors()
+            return {"before": before, "after": after}
+        run.check("gripfit_tare_zeroes_the_readings", gripfit_tare)
+
+        def gripfit_record():
+            run.click("#gripfit-record")
+            run.wait("recording", lambda b: run.text("#gripfit-record") == "Stop & save")
+            run.click("#gripfit-sim-squeeze")
+            run.wait("the squeeze's peak", lambda b: run.text("#gripfit-peak") not in ("—", "") and number(run.text("#gripfit-peak")) > 300000)
+            run.wait("the squeeze released", lambda b: abs(number(run.text("#gripfit-raw"))) < 20000)
+            run.click("#gripfit-record")
+            run.wait("a session saved", lambda b: len(run.finds("#gripfit-sessions tbody tr")) == 1)
+            run.finds("#gripfit-sessions tbody tr")[0].click()
+            run.wait("its curve", lambda b: len(run.finds("#gripfit-curve svg polyline")) == 1)
+            run.shot("gripfit")
+            return {"peak": number(run.text("#gripfit-peak")), "saved": run.text("#gripfit-last-saved")}
+        run.check("gripfit_records_a_squeeze_and_saves_the_session", gripfit_record)
+
+        def flock_detection():
+            run.open("flock")
+            run.click("#flock-scan")
+            run.wait("the detector connected", lambda b: run.text("#flock-connection") == "Connected", timeout=40)
+            run.click("#flock-sim-drive")
+            run.wait("a detection listed", lambda b: len(run.finds("#flock-live tr.detection")) >= 1)
+            run.wait("three kinds of camera", lambda b: len(set(run.attributes("#flock-live tr.detection", "data-type"))) >= 3)
+            run.wait("the map of detections", lambda b: len(run.finds("#flock-map-svg circle")) >= 3)
+            types = sorted(set(run.attributes("#flock-live tr.detection", "data-type")))
+            run.click("#flock-stream")
+            run.wait("debug stream lines", lambda b: len(run.finds("#flock-stream-view div")) >= 3)
+            run.shot("flock")
+            assert not run.console_errors()
+            return {"types": types}
+        run.check("flockfinder_detection_appears", flock_detection)
+
+        def server_text_is_text():
+            # The studio echoes an unknown action's name in its error: shown as text, never HTML.
+            run.open("gripfit")
+            hostile = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
+            browser.execute_script("act('gripfit', arguments[0]);", hostile)
+            run.wait("the error shown", lambda b: run.find("#action-error").is_displayed())
+            shown = run.text("#action-error")
+            assert hostile in shown, shown
+            assert not run.finds("#action-error img") and not run.finds("#action-error b")
+            assert browser.execute_script("return window.__pwned === undefined")
+            return {"shown": shown}
+        run.check("device_text_renders_as_text", server_text_is_text)
+    finally:
+        if browser is not None:
+            browser.quit()
+        studio.terminate()
+        try:
+            studio.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            studio.kill()
+    results = run.results if run else [{"check": "browser_starts", "ok": False, "detail": "Chromium did not start"}]
+    summary = {"ok": all(r["ok"] for r in results), "checks": len(results)}
+    print(json.dumps(summary), flush=True)
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -272,6 +272,7 @@ let package = Package(
             dependencies: [
                 "TetherCore", "TetherWorld",
                 "GripFit", "GripFitEmulator", "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
+                "Tybe", "TybeEmulator", "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),

@@ -34,7 +34,7 @@ public actor StudioHub {
     private let logger: Logger
     /// Pages being served (until their socket's task ends), and the outboxes of those not dropped.
     private var clients: Set<Int> = []
-    private var outboxes: [Int: AsyncStream<String>.Continuation] = [:]
+    private var outboxes: [Int: PageOutbox] = [:]
     private var tooSlow: Set<Int> = []
     private var nextClient = 0
     private var bluetooth: CentralState = .unknown
@@ -95,35 +95,36 @@ public actor StudioHub {
         scanTask = nil
         for watcher in watchers.values { watcher.cancel() }
         watchers.removeAll()
-        for outbox in outboxes.values { outbox.finish() }
+        for id in Array(outboxes.keys) { outboxes[id]?.close() }
         outboxes.removeAll()
+        screens = nil
     }
 
     // MARK: Pages
 
     /// A new page: its outbox, primed with everything it needs to draw; nil when the hub
     /// serves ``maximumClients`` pages already.
-    func join() -> (id: Int, outbox: AsyncStream<String>)? {
+    func join() -> Int? {
         guard clients.count < maximumClients else { return nil }
         nextClient += 1
         let id = nextClient
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(outboxCapacity))
         clients.insert(id)
-        outboxes[id] = continuation
+        outboxes[id] = PageOutbox(capacity: outboxCapacity)
         send(.hello(driver: driverName, bluetooth: bluetooth, screens: screenNames), to: id)
         send(.scanning(scanTask != nil), to: id)
         for peripheral in peripherals.values.sorted(by: { ($0.name ?? "~", $0.id.description) < ($1.name ?? "~", $1.id.description) }) {
             send(.peripheral(peripheral), to: id)
         }
         for (peripheral, phase) in phases.sorted(by: { $0.key.description < $1.key.description }) { send(.phase(peripheral, phase), to: id) }
-        for device in screenStates.keys.sorted() { enqueue(screenStates[device]!, for: id) }
-        return (id, stream)
+        for device in screenStates.keys.sorted() { enqueueScreen(device, screenStates[device]!, for: id) }
+        return id
     }
 
     /// A page's socket ended.
     func leave(_ id: Int) {
         clients.remove(id)
-        outboxes.removeValue(forKey: id)?.finish()
+        outboxes[id]?.close()
+        outboxes[id] = nil
         tooSlow.remove(id)
     }
 
@@ -150,7 +151,7 @@ public actor StudioHub {
     /// sent to every page now.
     func publishScreen(_ device: String, _ text: String) {
         screenStates[device] = text
-        for id in Array(outboxes.keys) { enqueue(text, for: id) }
+        for id in Array(outboxes.keys) { enqueueScreen(device, text, for: id) }
     }
 
     /// The file `name` a device screen exports.
@@ -170,21 +171,50 @@ public actor StudioHub {
     }
 
     private func enqueue(_ text: String, for id: Int) {
-        guard let outbox = outboxes[id] else { return }
-        switch outbox.yield(text) {
-        case .enqueued:
-            return
-        case .dropped:
-            // Full: the page is not keeping up. Drop it rather than buffer without end.
-            logger.warning("A studio page read too slowly; disconnecting it", metadata: ["client": "\(id)"])
-            tooSlow.insert(id)
-        case .terminated:
-            break
-        @unknown default:
-            break
-        }
+        guard outboxes[id] != nil else { return }
+        if !outboxes[id]!.add(text) { dropSlow(id) }
+    }
+
+    private func enqueueScreen(_ device: String, _ text: String, for id: Int) {
+        guard outboxes[id] != nil else { return }
+        if !outboxes[id]!.addScreen(device, text) { dropSlow(id) }
+    }
+
+    /// Full: the page is not keeping up. Dropped (what it holds released) rather than
+    /// buffered without end; its socket is closed with 1008.
+    private func dropSlow(_ id: Int) {
+        logger.warning("A studio page read too slowly; disconnecting it", metadata: ["client": "\(id)"])
+        tooSlow.insert(id)
+        outboxes[id]?.close()
         outboxes[id] = nil
-        outbox.finish()
+    }
+
+    /// The next message for page `id`, waiting for one; nil once the page is dropped or gone
+    /// (or the waiting task is cancelled).
+    func next(for id: Int) async -> String? {
+        if let text = outboxes[id]?.take() { return text }
+        guard outboxes[id] != nil else { return nil }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                // Runs on the hub: a cancellation that came first is seen here.
+                guard !Task.isCancelled, outboxes[id] != nil, outboxes[id]?.waiter == nil else {
+                    continuation.resume(returning: nil)
+                    return
+                }
+                outboxes[id]?.waiter = continuation
+            }
+        } onCancel: {
+            Task { await self.stopWaiting(id) }
+        }
+    }
+
+    /// How many messages wait for page `id` (tests).
+    func waitingCount(for id: Int) -> Int { outboxes[id]?.count ?? 0 }
+
+    private func stopWaiting(_ id: Int) {
+        guard let waiter = outboxes[id]?.waiter else { return }
+        outboxes[id]?.waiter = nil
+        waiter.resume(returning: nil)
     }
 
     // MARK: Requests
@@ -225,6 +255,8 @@ public actor StudioHub {
     }
 
     private func bluetoothChanged(_ state: CentralState) {
+        // The stream starts with the state the pages may have been greeted with already.
+        guard state != bluetooth else { return }
         bluetooth = state
         broadcast(.bluetooth(state))
         if state != .poweredOn, scanTask != nil {

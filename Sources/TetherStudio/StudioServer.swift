@@ -80,17 +80,16 @@ public enum StudioServer {
     /// One page's WebSocket: a reader carrying out its requests and the only writer draining
     /// its bounded outbox. Returns when either ends.
     static func serve(hub: StudioHub, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async throws {
-        guard let (id, outbox) = await hub.join() else {
+        guard let id = await hub.join() else {
             try await outbound.close(.policyViolation, reason: "too many studio pages open")
             return
         }
         let failure: (any Error)? = await withThrowingTaskGroup(of: Void.self) { group -> (any Error)? in
             group.addTask {
-                // A write waits while the socket cannot take more: the outbox (bounded) is
-                // what fills up, and the hub drops the page when it is full (what it still
-                // holds is not sent then).
-                for await text in outbox {
-                    if await hub.wasTooSlow(id) { break }
+                // A write waits while the socket cannot take more: the page's outbox (bounded,
+                // a screen's state coalesced to its newest) is what fills up, and the hub
+                // drops the page when it is full.
+                while let text = await hub.next(for: id) {
                     try await outbound.write(.text(text))
                 }
                 if await hub.wasTooSlow(id) {

@@ -3,6 +3,7 @@ import ArgumentParser
 import FlockFinderStorage
 import Foundation
 import GripFitStorage
+import Tybe
 import TetherStudio
 
 /// `tether studio`: the devices' app screens in a browser, live, on any driver.
@@ -49,6 +50,7 @@ struct StudioCommand: AsyncParsableCommand {
             GripFitScreen(central: environment.central, store: gripFitStore, emulator: emulators?.gripFit),
             FlockFinderScreen(central: environment.central, store: detectionStore, emulator: emulators?.flock,
                               drive: emulators == nil ? nil : drive),
+            TybeScreen(central: environment.central, settings: FileTybeSettingsStore(path: TybeSetup.settingsPath), emulator: emulators?.tybe),
         ], hub: hub)
     }
 
@@ -74,8 +76,13 @@ struct StudioCommand: AsyncParsableCommand {
         do {
             try await app.runService()
         } catch {
+            await screens.stop()
+            await hub.stop()
             throw CLIError("the studio could not serve on \(terminalSafe(host)):\(port): \(error)")
         }
+        // Ctrl-C: a session being recorded is saved and the links are closed.
+        await screens.stop()
+        await hub.stop()
     }
 }
 #endif

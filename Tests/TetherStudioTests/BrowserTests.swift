@@ -20,6 +20,8 @@ struct StudioBrowserTests {
         "gripfit_tare_zeroes_the_readings",
         "gripfit_records_a_squeeze_and_saves_the_session",
         "flockfinder_detection_appears",
+        "tybe_keyboard_keys_become_frames_and_the_pills_turn_green",
+        "tybe_compose_reaches_the_korean_host",
         "device_text_renders_as_text",
     ]
 
@@ -47,18 +49,18 @@ struct StudioBrowserTests {
         // Both pipes drained while it runs: a chatty Chromium must not block on a full pipe.
         async let stdoutData = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
         async let stderrData = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
-        let status: Int32
-        do {
-            status = try await within(420, "the browser script") {
+        let status = try await within(420, "the browser script") {
+            // Past the bound, the script is interrupted (it stops Chromium and the studio it
+            // started) and, if that does not end it, terminated: the wait ends either way.
+            try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
                     process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
                     do { try process.run() } catch { continuation.resume(throwing: error) }
                 }
+            } onCancel: {
+                process.interrupt()
+                DispatchQueue.global().asyncAfter(deadline: .now() + 15) { if process.isRunning { process.terminate() } }
             }
-        } catch {
-            // Its own bounds failed: it and the studio it started are stopped, not left behind.
-            process.interrupt()
-            throw error
         }
         let stdout = String(decoding: await stdoutData, as: UTF8.self)
         let stderr = String(decoding: await stderrData, as: UTF8.self)

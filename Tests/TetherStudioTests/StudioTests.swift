@@ -284,16 +284,50 @@ struct StudioHubTests {
         let joined = await world.hub.join()
         let page = try #require(joined)
         // Never drained: hello and the scan state fill part of the outbox; scanning adds more.
-        for _ in 0..<3 { await world.hub.handle(#"{"type":"scan","on":true}"#, from: page.id) ; await world.hub.handle(#"{"type":"scan","on":false}"#, from: page.id) }
-        #expect(await world.hub.wasTooSlow(page.id))
+        for _ in 0..<3 { await world.hub.handle(#"{"type":"scan","on":true}"#, from: page) ; await world.hub.handle(#"{"type":"scan","on":false}"#, from: page) }
+        #expect(await world.hub.wasTooSlow(page))
+        // What it held is released: its writer is told there is nothing more.
+        #expect(await world.hub.next(for: page) == nil)
         // Counted until its socket ends, so a page that never reads cannot be opened again and again.
         #expect(await world.hub.clientCount == 1)
-        await world.hub.leave(page.id)
+        await world.hub.leave(page)
         #expect(await world.hub.clientCount == 0)
-        // What it holds is bounded: at most the capacity.
-        var held = 0
-        for await _ in page.outbox { held += 1 }
-        #expect(held == 4)
+        await world.hub.stop()
+    }
+
+    @Test func aScreensStatesWaitingForAPageAreCoalescedToTheNewest() async throws {
+        let world = await StudioWorld(outboxCapacity: 8)
+        let joined = await world.hub.join()
+        let page = try #require(joined)
+        // The greeting and the radio's state (in it or just after): then nothing comes unasked.
+        var poweredOn = false
+        while true {
+            let waiting = await world.hub.waitingCount(for: page)
+            if poweredOn, waiting == 0 { break }
+            guard let text = await world.hub.next(for: page) else { break }
+            if text.contains("poweredOn") { poweredOn = true }
+        }
+        // Far more states than the outbox holds: one place, the newest, in the order it first came.
+        for index in 0..<1_000 { await world.hub.publishScreen("counter", #"{"n":\#(index)}"#) }
+        await world.hub.publishScreen("other", #"{"o":1}"#)
+        await world.hub.publishScreen("counter", #"{"n":"last"}"#)
+        #expect(await !world.hub.wasTooSlow(page))
+        #expect(await world.hub.next(for: page) == #"{"n":"last"}"#)
+        #expect(await world.hub.next(for: page) == #"{"o":1}"#)
+        // A writer waiting gets the next message as it comes; a cancelled wait ends with nil.
+        async let next = world.hub.next(for: page)
+        await world.hub.publishScreen("counter", #"{"n":"live"}"#)
+        #expect(await next == #"{"n":"live"}"#)
+        let waiting = Task { await world.hub.next(for: page) }
+        waiting.cancel()
+        #expect(await waiting.value == nil)
+        // A page opened now is greeted with each screen's newest state.
+        let second = try #require(await world.hub.join())
+        var greeting: [String] = []
+        while greeting.last != #"{"o":1}"#, let text = await world.hub.next(for: second) { greeting.append(text) }
+        #expect(greeting.suffix(2) == [#"{"n":"live"}"#, #"{"o":1}"#])
+        await world.hub.leave(second)
+        await world.hub.leave(page)
         await world.hub.stop()
     }
 

@@ -43,6 +43,7 @@ public final class FlockFinderScreen: StudioScreen {
     @ObservationIgnored private let clock: any Clock<Duration>
     @ObservationIgnored private var follower: Task<Void, Never>?
     @ObservationIgnored private var reloadPending = false
+    @ObservationIgnored private let work = ScreenWork()
 
     /// A screen on `central`, recording into `store`; `emulator` (the simulator's detector)
     /// adds the simulator's controls, and `drive` the simulated car's position for the map.
@@ -68,11 +69,14 @@ public final class FlockFinderScreen: StudioScreen {
         await reloadHistory()
     }
 
+    /// Stops following the detector and disconnects it.
     public func stop() async {
         follower?.cancel()
         follower = nil
+        work.cancel()
         model.stop()
-        await model.disconnect()
+        await client.disconnect()
+        await work.finish()
     }
 
     // MARK: State
@@ -145,10 +149,10 @@ public final class FlockFinderScreen: StudioScreen {
             recordingThreshold: recordingThreshold,
             live: model.visibleDetections.prefix(Self.liveLimit).map(Self.received),
             liveCount: model.visibleDetections.count,
-            countsByType: Dictionary(uniqueKeysWithValues: model.countsByType.map { ($0.key.name, $0.value) }),
+            countsByType: Self.counts(model.countsByType),
             stream: model.streamEvents.prefix(Self.streamLimit).map(Self.stream),
             history: history.map(Self.stored),
-            storedCounts: Dictionary(uniqueKeysWithValues: storedCounts.map { ($0.key.name, $0.value) }),
+            storedCounts: Self.counts(storedCounts),
             historyError: historyError,
             simulated: emulator != nil)
     }
@@ -164,8 +168,10 @@ public final class FlockFinderScreen: StudioScreen {
             guard let device = model.devices.first(where: { $0.id == id }) else {
                 throw StudioProtocolError("no detector \(id) was found: scan first")
             }
-            await model.connect(to: device)
+            // In the background: Disconnect must not wait behind a connection attempt.
+            work.run { [weak self] in await self?.model.connect(to: device) }
         case "disconnect":
+            work.cancel()
             await model.disconnect()
         case "stream":
             await model.setStreaming(try action.flag("on"))
@@ -243,6 +249,20 @@ public final class FlockFinderScreen: StudioScreen {
     }
 
     // MARK: Helpers
+
+    /// Types shown by name in the counts; the rest are summed as "Other types" (a detector
+    /// can name as many types as it likes).
+    public static let countedTypes = 20
+
+    /// Counts by type name: the most frequent ``countedTypes``, the rest summed.
+    static func counts(_ byType: [DetectionType: Int]) -> [String: Int] {
+        let ranked = byType.map { ($0.key.name, $0.value) }.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
+        var counts: [String: Int] = [:]
+        for (name, count) in ranked.prefix(countedTypes) { counts[name, default: 0] += count }
+        let rest = ranked.dropFirst(countedTypes).reduce(0) { $0 + $1.1 }
+        if rest > 0 { counts["Other types", default: 0] += rest }
+        return counts
+    }
 
     static func dot(_ state: ConnectionState) -> String {
         switch state {

@@ -37,6 +37,7 @@ public final class GripFitScreen: StudioScreen {
     @ObservationIgnored private let manager: BLEManager
     @ObservationIgnored private let store: any GripSessionStore
     @ObservationIgnored private let emulator: GripFitEmulator?
+    @ObservationIgnored private let work = ScreenWork()
 
     /// A screen on `central`, saving sessions to `store`; `emulator` (the simulator's GripFit)
     /// adds the simulator's controls.
@@ -54,9 +55,16 @@ public final class GripFitScreen: StudioScreen {
         await reloadHistory()
     }
 
+    /// Saves a session being recorded, then disconnects.
     public func stop() async {
+        if model.isRecording {
+            await model.stopRecording()
+            await reloadHistory()
+        }
+        work.cancel()
         model.stop()
         await manager.disconnect()
+        await work.finish()
     }
 
     // MARK: State
@@ -162,8 +170,10 @@ public final class GripFitScreen: StudioScreen {
             guard let device = model.devices.first(where: { $0.id == id }) else {
                 throw StudioProtocolError("no GripFit \(id) was found: scan first")
             }
-            await model.connect(to: device)
+            // In the background: Disconnect must not wait behind a connection attempt.
+            work.run { [weak self] in await self?.model.connect(to: device) }
         case "disconnect":
+            work.cancel()
             await model.disconnect()
         case "tare":
             // The view model keeps why it failed (commandError); the page shows it.
@@ -172,6 +182,7 @@ public final class GripFitScreen: StudioScreen {
             await model.setSampleRate(ms: try action.integer("ms", in: GripFitCommand.rateRange))
         case "record":
             if try action.flag("on") {
+                guard !model.isRecording else { throw StudioProtocolError("a session is being recorded: stop it first") }
                 model.startRecording()
             } else {
                 await model.stopRecording()

@@ -20,7 +20,7 @@ public protocol StudioScreen: AnyObject {
     /// Starts following the device's client (subscribes; connects to nothing).
     func start() async
 
-    /// Stops following it (links stay as they are).
+    /// Stops following it and ends its work: a recording in progress is saved, its link closed.
     func stop() async
 
     /// The state now. Reads of `@Observable` objects here are tracked.
@@ -150,5 +150,31 @@ public enum StudioValue: Sendable, Equatable, Decodable {
             self = .object(try container.decode([String: StudioValue].self))
         }
     }
+}
+#endif
+
+#if os(macOS) || os(Linux)
+/// A screen's long work (a connection, a compose) run apart from its action queue, so an
+/// action that must interrupt it (Disconnect, Reset) is not queued behind it. One piece at a
+/// time: the next waits for the one before.
+@MainActor
+final class ScreenWork {
+    private var task: Task<Void, Never>?
+
+    /// Runs `body` after the work under way (if any) ends.
+    func run(_ body: @escaping @MainActor () async -> Void) {
+        let previous = task
+        task = Task {
+            await previous?.value
+            guard !Task.isCancelled else { return }
+            await body()
+        }
+    }
+
+    /// Cancels the work under way and waiting (what it does on cancellation is its own).
+    func cancel() { task?.cancel() }
+
+    /// Waits for the work under way to end.
+    func finish() async { await task?.value }
 }
 #endif

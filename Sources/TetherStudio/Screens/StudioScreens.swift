@@ -49,6 +49,8 @@ public final class StudioScreens {
         for device in screens.keys.sorted() {
             guard let screen = screens[device] else { continue }
             await screen.start()
+            // Stopped while this screen started.
+            guard started else { return }
             let (stream, continuation) = AsyncStream.makeStream(of: Queued.self, bufferingPolicy: .bufferingOldest(Self.actionQueueCapacity))
             queues[device] = continuation
             tasks.append(carryOut(stream, on: screen))
@@ -59,12 +61,16 @@ public final class StudioScreens {
 
     /// Stops publishing and carrying out actions, and stops every screen.
     public func stop() async {
-        for task in tasks { task.cancel() }
+        guard started else { return }
+        started = false
+        let running = tasks
         tasks.removeAll()
+        for task in running { task.cancel() }
         for queue in queues.values { queue.finish() }
         queues.removeAll()
-        for screen in screens.values { await screen.stop() }
-        started = false
+        // An action under way finishes first: it cannot bring a link up after the screen stopped.
+        for task in running { await task.value }
+        for device in screens.keys.sorted() { await screens[device]?.stop() }
     }
 
     /// Queues an action from page `client`; nil when queued, otherwise why not.
@@ -88,7 +94,7 @@ public final class StudioScreens {
     }
 
     /// The screen's state as one WebSocket message (`{"device":…,"state":…,"type":"screen"}`).
-    static func message<S: StudioScreen>(for screen: S) -> String {
+    static func message<S: StudioScreen>(for screen: S) -> String? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
@@ -98,7 +104,9 @@ public final class StudioScreens {
             let state = String(decoding: try encoder.encode(screen.state()), as: UTF8.self)
             return #"{"device":"# + device + #","state":"# + state + #","type":"screen"}"#
         } catch {
-            return StudioEvent.actionFailed(device: screen.device, action: "state", message: "the screen's state could not be encoded: \(error)").json
+            // Not kept as the screen's state: the next one that encodes is published.
+            Logger(label: "tether.studio").error("The \(screen.device) screen's state could not be encoded: \(error)")
+            return nil
         }
     }
 
@@ -126,7 +134,7 @@ public final class StudioScreens {
             while !Task.isCancelled {
                 let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
                 let text = withObservationTracking { Self.message(for: screen) } onChange: { changed.yield() }
-                await hub.publishScreen(screen.device, text)
+                if let text { await hub.publishScreen(screen.device, text) }
                 var iterator = changes.makeAsyncIterator()
                 // Nil when cancelled.
                 guard await iterator.next() != nil else { return }

@@ -7,6 +7,8 @@ studio.screens.flock = (() => {
   const ui = {};
   const time = (ms) => new Date(ms).toLocaleTimeString();
   const percent = (v) => Math.round(v * 100) + "%";
+  // A place needs two finite numbers (a non-finite value arrives as a string).
+  const placed = (d) => Number.isFinite(d.latitude) && Number.isFinite(d.longitude);
 
   function build(section) {
     ui.dot = el("span", { className: "dot", id: "flock-dot" });
@@ -73,9 +75,9 @@ studio.screens.flock = (() => {
     ui.rssi.textContent = s.rssi === undefined ? "" : s.rssi + " dBm";
     ui.scan.textContent = s.connection === "Scanning..." ? "Stop" : "Scan";
     ui.disconnect.hidden = !(s.dot !== "red");
-    ui.devices.replaceChildren(...(s.dot !== "red" ? [] : s.devices.map((d) =>
+    drawIfChanged(ui.devices, [s.devices, s.dot], () => ui.devices.replaceChildren(...(s.dot !== "red" ? [] : s.devices.map((d) =>
       el("button", { type: "button", className: "flock-connect", "data-id": d.id, onclick: () => act(D, "connect", { id: d.id }) },
-        "Connect " + (d.name ?? "(unnamed)") + (d.rssi === undefined ? "" : " (" + d.rssi + " dBm)")))));
+        "Connect " + (d.name ?? "(unnamed)") + (d.rssi === undefined ? "" : " (" + d.rssi + " dBm)"))))));
     ui.error.hidden = !s.lastError;
     ui.error.textContent = s.lastError || "";
     if (document.activeElement !== ui.filter) {
@@ -107,31 +109,31 @@ studio.screens.flock = (() => {
       el("td", {}, new Date(d.receivedAt).toLocaleString()), el("td", {}, el("span", { className: "badge" }, d.type)),
       el("td", {}, d.rssi + " dBm"), el("td", {}, percent(d.confidence)), el("td", { className: "mono" }, d.mac ?? "—"),
       el("td", {}, d.ssid ?? "—"),
-      el("td", { className: "mono" }, d.latitude === undefined ? "—" : d.latitude.toFixed(5) + ", " + d.longitude.toFixed(5))))));
+      el("td", { className: "mono" }, placed(d) ? d.latitude.toFixed(5) + ", " + d.longitude.toFixed(5) : "—")))));
     drawIfChanged($("flock-map"), s.history.map((d) => d.id), () =>
-      drawMap(s.history.filter((d) => d.latitude !== undefined && d.longitude !== undefined)));
+      drawMap(s.history.filter(placed)));
   }
 
   // Where detections were made: a plain plot of longitude against latitude (no map tiles).
-  function drawMap(placed) {
+  function drawMap(spots) {
     const box = $("flock-map");
-    if (placed.length === 0) {
+    if (spots.length === 0) {
       box.replaceChildren(el("p", { className: "muted" }, "No locations known: detections made with a location show here."));
       return;
     }
     const width = 440, height = 240, pad = 16;
-    const lats = placed.map((d) => d.latitude), lons = placed.map((d) => d.longitude);
+    const lats = spots.map((d) => d.latitude), lons = spots.map((d) => d.longitude);
     let latMin = Math.min(...lats), latMax = Math.max(...lats), lonMin = Math.min(...lons), lonMax = Math.max(...lons);
     const span = Math.max(latMax - latMin, lonMax - lonMin, 0.0005);
     const cx = (lonMin + lonMax) / 2, cy = (latMin + latMax) / 2;
     const scale = Math.min(width - 2 * pad, height - 2 * pad) / span;
     const x = (lon) => width / 2 + (lon - cx) * scale, y = (lat) => height / 2 - (lat - cy) * scale;
     const svg = svgEl("svg", { viewBox: "0 0 " + width + " " + height, class: "map", id: "flock-map-svg", role: "img", "aria-label": "where detections were made" });
-    const ordered = placed.slice().sort((a, b) => a.receivedAt - b.receivedAt);
+    const ordered = spots.slice().sort((a, b) => a.receivedAt - b.receivedAt);
     svg.appendChild(svgEl("polyline", { class: "track", points: ordered.map((d) => x(d.longitude).toFixed(1) + "," + y(d.latitude).toFixed(1)).join(" ") }));
     const colours = ["#c62828", "#0071e3", "#2e7d32", "#af52de", "#ff9f0a", "#5ac8fa"];
-    const types = [...new Set(placed.map((d) => d.type))];
-    for (const d of placed) {
+    const types = [...new Set(spots.map((d) => d.type))];
+    for (const d of spots) {
       const dot = svgEl("circle", { cx: x(d.longitude).toFixed(1), cy: y(d.latitude).toFixed(1), r: 5, fill: colours[types.indexOf(d.type) % colours.length] });
       const title = svgEl("title");
       title.textContent = d.type + " · " + new Date(d.receivedAt).toLocaleTimeString() + " · " + d.rssi + " dBm";

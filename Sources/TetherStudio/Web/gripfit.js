@@ -75,9 +75,9 @@ studio.screens.gripfit = (() => {
     ui.connection.textContent = s.connection;
     ui.scan.textContent = s.connection === "scanning" ? "Stop" : "Scan";
     ui.disconnect.hidden = !(s.connection === "connected" || s.connection === "connecting");
-    ui.devices.replaceChildren(...(s.connection === "connected" ? [] : s.devices.map((d) =>
+    drawIfChanged(ui.devices, [s.devices, s.connection], () => ui.devices.replaceChildren(...(s.connection === "connected" ? [] : s.devices.map((d) =>
       el("button", { type: "button", className: "gripfit-connect", "data-id": d.id, onclick: () => act(D, "connect", { id: d.id }) },
-        "Connect " + d.name + (d.rssi === undefined ? "" : " (" + d.rssi + " dBm)")))));
+        "Connect " + d.name + (d.rssi === undefined ? "" : " (" + d.rssi + " dBm)"))))));
     ui.error.hidden = !s.error;
     ui.error.textContent = s.error || "";
     $("gripfit-force").textContent = s.latest ? number(s.latest[0], s.calibration ? 2 : 0) : "—";

@@ -83,7 +83,12 @@ function setPill(element, text, colour) {
 }
 
 function send(message) {
-  if (studio.socket && studio.socket.readyState === WebSocket.OPEN) studio.socket.send(JSON.stringify(message));
+  if (studio.socket && studio.socket.readyState === WebSocket.OPEN) {
+    studio.socket.send(JSON.stringify(message));
+  } else {
+    // Not lost without a word: the page says so (it reconnects by itself).
+    showActionError("Not connected to the studio: that was not sent. The page reconnects by itself.");
+  }
 }
 
 function connectSocket() {

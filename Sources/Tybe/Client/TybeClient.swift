@@ -41,6 +41,8 @@ public enum TybeClientError: Error, Sendable, Hashable, LocalizedError {
     /// Keyboard mode has ``TybeClient/keyQueueCapacity`` keys waiting already; this one was
     /// not taken.
     case keyQueueFull
+    /// More keys were given for one keyboard-mode frame than ``TybeClient/maximumKeysPerFrame``.
+    case tooManyKeys(Int)
 
     public var errorDescription: String? {
         switch self {
@@ -48,6 +50,7 @@ public enum TybeClientError: Error, Sendable, Hashable, LocalizedError {
         case .statusTimeout(let seq): "The bridge did not confirm frame \(seq); the link was reset."
         case .linkFailed(let why): "The BLE link failed: \(why)"
         case .keyQueueFull: "Too many keys are waiting for the bridge; this one was not sent."
+        case .tooManyKeys(let count): "\(count) keys are too many for one frame (at most \(TybeClient.maximumKeysPerFrame)); they were not sent."
         }
     }
 }
@@ -266,10 +269,22 @@ public actor TybeClient {
     /// be opened or a write fails (keys still waiting are then reported as a problem and
     /// dropped).
     public func send(_ stroke: KeyStroke) async throws {
+        try await send([stroke])
+    }
+
+    /// The most keys one keyboard-mode frame carries (a Hangul syllable's jamo run is at most 6).
+    public static let maximumKeysPerFrame = 16
+
+    /// Sends the keys of one key event as one frame, written without response: one key, or
+    /// the jamo run of a Hangul syllable typed at once (§5: "the jamo expansion of the new
+    /// character"). Queued and answered as single keys are; nothing is sent for no keys.
+    public func send(_ strokes: [KeyStroke]) async throws {
+        guard !strokes.isEmpty else { return }
+        guard strokes.count <= Self.maximumKeysPerFrame else { throw TybeClientError.tooManyKeys(strokes.count) }
         _ = try await connected()
         guard keysWaiting.count < Self.keyQueueCapacity else { throw TybeClientError.keyQueueFull }
         keyOrder += 1
-        keysWaiting.append(KeyFrame(order: keyOrder, opcodes: TybeOpcode.encode([stroke])))
+        keysWaiting.append(KeyFrame(order: keyOrder, opcodes: TybeOpcode.encode(strokes)))
         try await pumpKeys()
     }
 

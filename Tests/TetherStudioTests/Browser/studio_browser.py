@@ -22,7 +22,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 WAIT = 30  # seconds: the bound on any one wait
 
@@ -43,14 +43,14 @@ def start_studio(tether, data_dir):
     threading.Thread(target=pump, args=(process.stderr, "err"), daemon=True).start()
     deadline = time.monotonic() + 120
     seen = []
-    while time.monotonic() < deadline:
+    closed = 0
+    while time.monotonic() < deadline and closed < 2:
         try:
             name, line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
         except queue.Empty:
             break
         if line is None:
-            if process.poll() is not None:
-                break
+            closed += 1  # both streams closed: the studio has exited
             continue
         seen.append(line)
         match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
@@ -148,7 +148,7 @@ def main():
 
         def screens_load():
             errors = {}
-            for screen in ["devices", "gripfit", "flock"]:
+            for screen in ["devices", "gripfit", "flock", "tybe"]:
                 run.open(screen)
                 errors[screen] = run.console_errors()
             # Screens the studio does not serve yet have no tab.
@@ -225,18 +225,63 @@ def main():
             return {"types": types}
         run.check("flockfinder_detection_appears", flock_detection)
 
-        def server_text_is_text():
-            # The studio echoes an unknown action's name in its error: shown as text, never HTML.
+        def tybe_keyboard():
+            run.open("tybe")
+            run.click("#tybe-mode-keyboard")
+            run.click("#tybe-capture")
+            run.find("#tybe-capture").send_keys("hi")
+            run.wait("the host typed hi", lambda b: run.text("#tybe-host-text") == "hi")
+            run.click('button.tybe-toolbar[data-key="Tab"]')
+            run.wait("the host typed a tab", lambda b: run.find("#tybe-host-text").get_attribute("textContent") == "hi\t")
+            for pill in ["#tybe-link", "#tybe-bridge", "#tybe-dongle"]:
+                run.wait(pill + " green", lambda b, pill=pill: "green" in run.find(pill).get_attribute("class"))
+            frames = int(run.text("#tybe-frames"))
+            assert frames >= 3, frames
+            assert run.text("#tybe-last-key") == "⇥", run.text("#tybe-last-key")
+            assert not run.console_errors()
+            return {"frames": frames, "pills": [run.text(p) for p in ["#tybe-link", "#tybe-bridge", "#tybe-dongle"]]}
+        run.check("tybe_keyboard_keys_become_frames_and_the_pills_turn_green", tybe_keyboard)
+
+        def tybe_compose():
+            run.click("#tybe-host-clear")
+            run.wait("the host cleared", lambda b: run.find("#tybe-host-text").get_attribute("textContent") == "")
+            Select(run.find("#tybe-host-source")).select_by_value("korean")
+            run.click("#tybe-mode-compose")
+            run.wait("compose mode", lambda b: run.find("#tybe-compose-text").is_displayed())
+            if not run.find("#tybe-show-log").is_selected():
+                run.click("#tybe-show-log")
+            run.find("#tybe-compose-text").send_keys("안녕하세요 hello")
+            assert run.find("#tybe-compose-text").get_attribute("value") == "안녕하세요 hello"
+            run.click("#tybe-send")
+            # A 2-set Korean host types the Latin keys as jamo (the host's input source is the user's).
+            run.wait("the Korean host typed it", lambda b: run.text("#tybe-host-text") == "안녕하세요 ㅗ디ㅣㅐ")
+            run.wait("every frame acknowledged", lambda b: re.search(r"sent: (\d+)/\1 frames, \1 acknowledged", run.text("#tybe-progress")))
+            run.wait("the log's per-frame lines", lambda b: "acknowledged" in run.text("#tybe-log"))
+            run.shot("tybe")
+            assert not run.console_errors()
+            return {"host": run.text("#tybe-host-text"), "progress": run.text("#tybe-progress")}
+        run.check("tybe_compose_reaches_the_korean_host", tybe_compose)
+
+        def device_text_is_text():
+            # Text from a device (what the emulated host typed) with markup: shown as text.
+            run.open("tybe")
+            run.click("#tybe-host-clear")
+            Select(run.find("#tybe-host-source")).select_by_value("english")
+            run.click("#tybe-mode-keyboard")
+            run.click("#tybe-capture")
+            hostile = "<b>bold</b><img src=x>"
+            run.find("#tybe-capture").send_keys(hostile)
+            run.wait("the host's text", lambda b: run.find("#tybe-host-text").get_attribute("textContent") == hostile)
+            assert not run.finds("#tybe-host-text b") and not run.finds("#tybe-host-text img")
+            # The studio echoes an unknown action's name in its error: shown as text too.
             run.open("gripfit")
-            hostile = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
-            browser.execute_script("act('gripfit', arguments[0]);", hostile)
-            run.wait("the error shown", lambda b: run.find("#action-error").is_displayed())
-            shown = run.text("#action-error")
-            assert hostile in shown, shown
-            assert not run.finds("#action-error img") and not run.finds("#action-error b")
+            echoed = '<img src=x onerror="window.__pwned=1">'
+            browser.execute_script("act('gripfit', arguments[0]);", echoed)
+            run.wait("the error shown", lambda b: echoed in run.text("#action-error"))
+            assert not run.finds("#action-error img")
             assert browser.execute_script("return window.__pwned === undefined")
-            return {"shown": shown}
-        run.check("device_text_renders_as_text", server_text_is_text)
+            return {"host": hostile, "banner": run.text("#action-error")}
+        run.check("device_text_renders_as_text", device_text_is_text)
     finally:
         if browser is not None:
             browser.quit()

@@ -1,0 +1,335 @@
+#if os(macOS) || os(Linux)
+import Foundation
+import Observation
+import TetherCore
+import TetherSimulator
+import Tybe
+import TybeEmulator
+
+/// The Tybe app's screen, the mobile spec's §2 as written: the header (mode picker, bridge
+/// name persisted, Connect, Reset, Show-Log), the status bar (link, bridge and dongle pills,
+/// counters), keyboard mode (each browser key event becomes one frame; a toolbar for Tab, Esc
+/// and the arrows; the last-key glyph and the recent-key strip), compose mode (a multi-line
+/// text sent with per-frame progress) and the log pane (600 entries, levels coloured,
+/// clearable). On the simulator it also shows what the emulated host typed.
+///
+/// It follows a ``TybeViewModel`` fed by a ``TybeClient``'s events, as an app would.
+@Observable
+@MainActor
+public final class TybeScreen: StudioScreen {
+    public let device = "tybe"
+    /// The view model the screen shows.
+    public let model: TybeViewModel
+    /// `keyboard` or `compose` (§2.1's mode picker; keyboard by default).
+    public private(set) var mode = "keyboard"
+    /// Whether a compose is being sent.
+    public private(set) var composing = false
+    /// The compose under way: frames sent, acknowledged, in all.
+    public private(set) var progress: (sent: Int, acknowledged: Int, total: Int)?
+    /// On the simulator: what the emulated host shows (the end of it), its input source, and
+    /// how many keys it received.
+    public private(set) var host: HostState?
+
+    /// What the emulated host shows.
+    public struct HostState: Encodable, Sendable, Equatable {
+        var text: String
+        var inputSource: String
+        var keystrokes: Int
+    }
+
+    /// The longest text a compose sends.
+    public static let composeLimit = 10_000
+    /// The most characters one `text` action types (an input method's commit, a paste).
+    public static let textLimit = 256
+    /// How much of the emulated host's text is shown (its end).
+    public static let hostTextShown = 2_000
+
+    @ObservationIgnored private let client: TybeClient
+    @ObservationIgnored private let emulator: TybeBridgeEmulator?
+    @ObservationIgnored private var follower: Task<Void, Never>?
+    @ObservationIgnored private let work = ScreenWork()
+    @ObservationIgnored private var hostWatcher: Task<Void, Never>?
+    @ObservationIgnored private let clock: any Clock<Duration>
+
+    /// How often the emulated host is looked at (it types after the bridge acknowledged).
+    public static let hostRefreshInterval: Duration = .milliseconds(200)
+
+    /// A screen on `central` with settings kept in `settings`; `emulator` (the simulator's
+    /// bridge) adds the emulated host's view and controls.
+    public init(central: Central, settings: any TybeSettingsStore, emulator: TybeBridgeEmulator? = nil,
+                clock: any Clock<Duration> = ContinuousClock()) {
+        let model = TybeViewModel(store: settings)
+        self.model = model
+        self.client = TybeClient(central: central, bridgeName: model.settings.bridgeName, clock: clock)
+        self.emulator = emulator
+        self.clock = clock
+    }
+
+    public func start() async {
+        guard follower == nil else { return }
+        let events = await client.events()
+        follower = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.model.apply(event)
+                if case .progress(let sent, let acknowledged, let total) = event { self.progress = (sent, acknowledged, total) }
+                await self.refreshHost()
+            }
+        }
+        await refreshHost()
+        if emulator != nil {
+            // The dongle types each key a few milliseconds after the bridge acknowledged its
+            // frame, with no event of its own: the host is looked at while the screen runs
+            // (and published only when it changed).
+            let clock = self.clock
+            hostWatcher = Task { [weak self] in
+                while !Task.isCancelled {
+                    do { try await clock.sleep(for: Self.hostRefreshInterval) } catch { return }
+                    await self?.refreshHost()
+                }
+            }
+        }
+    }
+
+    public func stop() async {
+        follower?.cancel()
+        follower = nil
+        hostWatcher?.cancel()
+        hostWatcher = nil
+        work.cancel()
+        await client.reset()
+        await work.finish()
+    }
+
+    // MARK: State
+
+    /// A log entry.
+    public struct LogState: Encodable, Sendable, Equatable {
+        var id: Int
+        var time: Date
+        var level: String
+        var message: String
+    }
+
+    /// A pill: its text and colour (`green`, `red`, `grey`, `yellow`).
+    public struct Pill: Encodable, Sendable, Equatable {
+        var text: String
+        var colour: String
+    }
+
+    /// What the page draws.
+    public struct State: Encodable, Sendable {
+        var mode: String
+        var bridgeName: String
+        var showLog: Bool
+        var showLogByDefault: Bool
+        var resetBLEOnForeground: Bool
+        var link: Pill
+        var bridge: Pill
+        var dongle: Pill
+        var keys: Int
+        var frames: Int
+        var errors: Int
+        var lastKey: String?
+        var recentKeys: [String]
+        var log: [LogState]
+        var composing: Bool
+        var progress: [String: Int]?
+        var simulated: Bool
+        var host: HostState?
+    }
+
+    public func state() -> State {
+        State(
+            mode: mode,
+            bridgeName: model.settings.bridgeName,
+            showLog: model.showLog,
+            showLogByDefault: model.settings.showLogByDefault,
+            resetBLEOnForeground: model.settings.resetBLEOnForeground,
+            link: Pill(text: "BLE: \(model.link.rawValue)", colour: Self.colour(model.link)),
+            bridge: Pill(text: model.bridge.text, colour: Self.colour(model.bridge)),
+            dongle: Pill(text: model.dongle.rawValue, colour: Self.colour(model.dongle)),
+            keys: model.keyCount,
+            frames: model.frameCount,
+            errors: model.errorCount,
+            lastKey: model.lastKey,
+            recentKeys: model.recentKeys,
+            log: model.log.map { LogState(id: $0.id, time: $0.time, level: $0.level.rawValue, message: $0.message) },
+            composing: composing,
+            progress: progress.map { ["sent": $0.sent, "acknowledged": $0.acknowledged, "total": $0.total] },
+            simulated: emulator != nil,
+            host: host)
+    }
+
+    // MARK: Actions
+
+    public func perform(_ action: StudioAction) async throws(StudioProtocolError) {
+        switch action.name {
+        case "mode":
+            let mode = try action.string("mode", maximumLength: 16)
+            guard mode == "keyboard" || mode == "compose" else { throw StudioProtocolError("\"mode\" must be keyboard or compose") }
+            self.mode = mode
+        case "bridgeName":
+            let name = try action.string("name", maximumLength: 64).trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy({ !$0.properties.isDefaultIgnorableCodePoint && $0.value >= 0x20 && $0 != "\u{7F}" }) else {
+                throw StudioProtocolError("a bridge name is 1 to 64 printable characters")
+            }
+            model.settings.bridgeName = name
+            await client.setBridgeName(name)
+        case "settings":
+            if case .bool(let on)? = action.arguments["showLogByDefault"] { model.settings.showLogByDefault = on }
+            if case .bool(let on)? = action.arguments["resetBLEOnForeground"] { model.settings.resetBLEOnForeground = on }
+        case "showLog":
+            model.showLog = try action.flag("on")
+        case "clearLog":
+            model.clearLog()
+        case "connect":
+            // In the background: Reset must not wait behind a scan for the bridge.
+            work.run { [weak self] in
+                guard let self else { return }
+                do { try await self.client.connect() } catch { self.model.apply(.problem(Self.describe(error))) }
+            }
+        case "reset":
+            work.cancel()
+            await client.reset()
+        case "foreground":
+            // The page came back into view: §2.4's "Reset BLE on app foreground".
+            if model.settings.resetBLEOnForeground { await client.reset() }
+        case "key":
+            let strokes = try Self.keystrokes(for: action)
+            guard let strokes else {
+                model.apply(.problem("not sent: \(try action.string("key", maximumLength: 32)) is no key the bridge can type"))
+                return
+            }
+            await send([strokes])
+        case "text":
+            // An input method's commit (a Hangul syllable) or a paste: one frame per character.
+            let text = try action.string("text", maximumLength: Self.textLimit)
+            var frames: [[KeyStroke]] = []
+            var untypeable: [UntypeableCharacter] = []
+            for (offset, character) in text.enumerated() {
+                if let strokes = TybePlanner.keystrokes(for: character) { frames.append(strokes) } else {
+                    untypeable.append(UntypeableCharacter(character: String(character), offset: offset))
+                }
+            }
+            if !untypeable.isEmpty { model.apply(.untypeable(untypeable)) }
+            await send(frames)
+        case "compose":
+            let text = try action.string("text", maximumLength: Self.composeLimit)
+            guard !composing else { throw StudioProtocolError("a compose is being sent: wait for it, or Reset") }
+            composing = true
+            progress = nil
+            work.run { [weak self] in
+                guard let self else { return }
+                do {
+                    let (plan, _) = try await self.client.compose(text)
+                    // The status bar's key counter counts every key sent, composed ones too.
+                    self.model.typed(plan.keystrokes)
+                } catch {
+                    self.model.apply(.problem(Self.describe(error)))
+                }
+                self.composing = false
+                await self.refreshHost()
+            }
+        case "hostInputSource":
+            guard let host = emulator?.dongle.host else { throw StudioProtocolError("a real host's input source is set on the host") }
+            let name = try action.string("source", maximumLength: 16)
+            guard let source = TybeHost.InputSource(rawValue: name) else { throw StudioProtocolError("\"source\" must be english or korean") }
+            await { @SimulationActor in host.inputSource = source }()
+            await refreshHost()
+        case "hostClear":
+            guard let host = emulator?.dongle.host else { throw StudioProtocolError("only the simulator's host can be cleared") }
+            await { @SimulationActor in host.clear() }()
+            await refreshHost()
+        default:
+            throw action.unknown
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Sends each group of keys as one frame, in order; a failure is logged (§3.5: surfaced,
+    /// not a crash) and the rest are not sent.
+    private func send(_ frames: [[KeyStroke]]) async {
+        for strokes in frames {
+            model.typed(strokes)
+            do {
+                try await client.send(strokes)
+            } catch {
+                model.apply(.problem(Self.describe(error)))
+                return
+            }
+        }
+    }
+
+    private func refreshHost() async {
+        guard let host = emulator?.dongle.host else { return }
+        let shown = Self.hostTextShown
+        let state = await { @SimulationActor in
+            HostState(text: String(host.text.suffix(shown)), inputSource: host.inputSource.rawValue, keystrokes: host.keystrokes.count)
+        }()
+        if self.host != state { self.host = state }
+    }
+
+    /// The keys of a browser key event: `key` is the event's `key` (a character, or a name such
+    /// as `Enter`), with `ctrl`, `alt`, `shift` and `meta` (⌘) as sent. Nil: no key the bridge has.
+    static func keystrokes(for action: StudioAction) throws(StudioProtocolError) -> [KeyStroke]? {
+        let key = try action.string("key", maximumLength: 32)
+        var modifiers: HIDModifiers = []
+        func on(_ name: String) -> Bool { if case .bool(true)? = action.arguments[name] { true } else { false } }
+        if on("ctrl") { modifiers.insert(.leftCtrl) }
+        if on("alt") { modifiers.insert(.leftAlt) }
+        if on("meta") { modifiers.insert(.leftGUI) }
+        if let named = namedKeys[key] {
+            if on("shift") { modifiers.insert(.leftShift) }
+            return [KeyStroke(named, modifiers)]
+        }
+        guard key.count == 1, let character = key.first else { return nil }
+        if let stroke = AsciiKeymap.keystroke(for: character) {
+            // The character already says whether Shift was down (`A`, `!`).
+            return [KeyStroke(stroke.key, stroke.modifiers.union(modifiers))]
+        }
+        // A jamo or syllable typed at once: its run, as one frame, with no shortcut modifiers.
+        guard modifiers.isEmpty else { return nil }
+        return TybePlanner.keystrokes(for: character)
+    }
+
+    /// The browser's names of the keys that are not characters (§2.2's toolbar among them).
+    static let namedKeys: [String: HIDKey] = [
+        "Enter": .enter, "Backspace": .backspace, "Tab": .tab, "Escape": .escape, "Delete": .delete,
+        "ArrowUp": .arrowUp, "ArrowDown": .arrowDown, "ArrowLeft": .arrowLeft, "ArrowRight": .arrowRight,
+        "Home": .home, "End": .end, "PageUp": .pageUp, "PageDown": .pageDown, "Insert": .insert, "CapsLock": .capsLock,
+        "F1": .f1, "F2": .f2, "F3": .f3, "F4": .f4, "F5": .f5, "F6": .f6, "F7": .f7, "F8": .f8, "F9": .f9, "F10": .f10,
+        "F11": .f11, "F12": .f12,
+    ]
+
+    static func colour(_ link: TybeLinkState) -> String {
+        switch link {
+        case .idle: "grey"
+        case .connecting: "yellow"
+        case .connected: "green"
+        case .failed: "red"
+        }
+    }
+
+    static func colour(_ bridge: TybeBridgePill) -> String {
+        switch bridge {
+        case .unknown: "grey"
+        case .ok: "green"
+        case .error: "red"
+        }
+    }
+
+    static func colour(_ dongle: TybeDonglePill) -> String {
+        switch dongle {
+        case .unknown: "grey"
+        case .linked: "green"
+        case .noAck: "red"
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        (error as? LocalizedError)?.errorDescription ?? "\(error)"
+    }
+}
+#endif

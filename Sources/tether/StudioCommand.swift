@@ -3,6 +3,7 @@ import ArgumentParser
 import FlockFinderStorage
 import Foundation
 import GripFitStorage
+import MeshCoreStorage
 import Tybe
 import TetherStudio
 
@@ -39,9 +40,11 @@ struct StudioCommand: AsyncParsableCommand {
     static func screens(_ environment: Environment, hub: StudioHub) async throws -> StudioScreens {
         let gripFitStore: SQLiteGripSessionStore
         let detectionStore: DetectionStore
+        let meshStore: MeshStore
         do {
             gripFitStore = try SQLiteGripSessionStore(path: SQLiteGripSessionStore.defaultPath())
             detectionStore = try DetectionStore(path: DetectionStore.defaultPath(), locationProvider: environment.emulators == nil ? nil : drive)
+            meshStore = try MeshStore(path: MeshStore.defaultPath())
         } catch {
             throw CLIError("the studio could not open its stores: \(error)")
         }
@@ -51,6 +54,7 @@ struct StudioCommand: AsyncParsableCommand {
             FlockFinderScreen(central: environment.central, store: detectionStore, emulator: emulators?.flock,
                               drive: emulators == nil ? nil : drive),
             TybeScreen(central: environment.central, settings: FileTybeSettingsStore(path: TybeSetup.settingsPath), emulator: emulators?.tybe),
+            MeshCoreScreen(central: environment.central, store: meshStore, network: emulators?.mesh),
         ], hub: hub)
     }
 

@@ -82,6 +82,31 @@ struct TransportEndToEndTests {
         #expect(stored.first { $0.direction == .outgoing }?.status == .delivered)
     }
 
+    @Test("BLE: a node the radio adds by itself (PUSH_ADVERT of an unknown key) becomes a contact of the app, and a burst of them costs few listings")
+    func autoAddedContactsAreListed() async throws {
+        let world = try await BLEMeshWorld()
+        let manager = world.manager
+        try await world.run { try await manager.connect() }
+        let events = await manager.events()
+        await world.mesh { network in
+            for name in ["Hiker", "Cyclist", "Climber"] { network.addNode(name: name, hops: 1) }
+            _ = network.play(MeshScript(["Hiker", "Cyclist", "Climber"].map { .at(.zero, .advert(from: $0, flood: true)) }))
+        }
+        try await world.until { await Set(manager.contacts.map(\.name)).isSuperset(of: ["Hiker", "Cyclist", "Climber"]) }
+        #expect(await manager.contacts.count == 9)
+        // One listing at a time, the adverts that came meanwhile answered by one more.
+        let listings = try await world.run {
+            var updates = 0
+            for await event in events {
+                if case .contactsUpdated = event { updates += 1 }
+                if case .contactsUpdated(let list) = event, list.count == 9 { break }
+            }
+            return updates
+        }
+        #expect((1...3).contains(listings))
+        try #require(await world.store.contacts().count == 9)
+    }
+
     @Test("BLE: a stale path: two direct sends are lost, the path is reset and the flooded third is acknowledged")
     func bleStalePathFallsBackToFlood() async throws {
         let world = try await BLEMeshWorld()

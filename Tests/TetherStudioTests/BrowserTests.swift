@@ -22,6 +22,7 @@ struct StudioBrowserTests {
         "flockfinder_detection_appears",
         "tybe_keyboard_keys_become_frames_and_the_pills_turn_green",
         "tybe_compose_reaches_the_korean_host",
+        "mesh_message_is_confirmed_and_a_reply_appears",
         "device_text_renders_as_text",
     ]
 

@@ -143,6 +143,8 @@ public actor ConnectionManager {
     private var runningStartup: Int?
     // True after the link went away by itself (or restore()): its return starts a startup.
     private var linkReturnExpected = false
+    private var contactRefreshRunning = false
+    private var contactRefreshPending = false
 
     /// Creates a manager for `session`; subscribe to ``events()`` and call ``connect()``.
     public init(
@@ -261,6 +263,30 @@ public actor ConnectionManager {
         contacts = listing.contacts
         omittedContactCount = listing.omittedCount
         publish(.contactsUpdated(contacts))
+    }
+
+    /// Reads the contacts again in the background: one listing at a time, and adverts that
+    /// arrive during one cause a single listing after it.
+    private func refreshContactsSoon() {
+        guard !contactRefreshRunning else {
+            contactRefreshPending = true
+            return
+        }
+        contactRefreshRunning = true
+        Task { [weak self] in
+            guard let self else { return }
+            await self.runContactRefreshes()
+        }
+    }
+
+    private func runContactRefreshes() async {
+        repeat {
+            contactRefreshPending = false
+            do { try await refreshContacts() } catch {
+                logger.notice("The contacts could not be read after an advert: \(error)")
+            }
+        } while contactRefreshPending && state == .ready
+        contactRefreshRunning = false
     }
 
     /// The contact whose name is `name` (case-insensitive) or whose key starts with the hex `name`.
@@ -449,6 +475,11 @@ public actor ConnectionManager {
             await store(MeshMessage(message, storedAt: wallClock()))
         case .sendConfirmed(let confirmation):
             publish(.acknowledged(ack: confirmation.ack, roundTrip: confirmation.roundTrip))
+        case .advert(let key):
+            publish(.radio(event))
+            // PUSH_ADVERT names only the key: one the app does not know is a contact the radio
+            // added by itself (auto-add), so the list is read again.
+            if state == .ready, !contacts.contains(where: { $0.publicKey == key }) { refreshContactsSoon() }
         case .newAdvert(let contact):
             publish(.radio(event))
             if !contacts.contains(where: { $0.publicKey == contact.publicKey }) {

@@ -96,6 +96,11 @@ class Run:
         return self.browser.execute_script(
             "return [...document.querySelectorAll(arguments[0])].map((e) => e.getAttribute(arguments[1]));", css, name)
 
+    def texts(self, css):
+        """The text of every element matching `css`, read at one instant."""
+        return self.browser.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((e) => e.textContent);", css)
+
     def text(self, css):
         return self.find(css).text
 
@@ -148,7 +153,7 @@ def main():
 
         def screens_load():
             errors = {}
-            for screen in ["devices", "gripfit", "flock", "tybe"]:
+            for screen in ["devices", "gripfit", "flock", "tybe", "mesh"]:
                 run.open(screen)
                 errors[screen] = run.console_errors()
             # Screens the studio does not serve yet have no tab.
@@ -262,6 +267,28 @@ def main():
             return {"host": run.text("#tybe-host-text"), "progress": run.text("#tybe-progress")}
         run.check("tybe_compose_reaches_the_korean_host", tybe_compose)
 
+        def mesh_chat():
+            run.open("mesh")
+            run.click("#mesh-scan")
+            run.wait("the base radio", lambda b: any("Tether Base" in t for t in run.texts("button.mesh-connect")))
+            buttons = [b for b in run.finds("button.mesh-connect") if "Tether Base" in b.text]
+            buttons[0].click()
+            run.wait("the radio ready", lambda b: run.text("#mesh-connection").startswith("ready"), timeout=45)
+            run.wait("the green dot", lambda b: "green" in run.find("#mesh-dot").get_attribute("class"))
+            run.wait("the Echo contact", lambda b: len(run.finds('#mesh-contacts li[data-name="Echo"]')) == 1)
+            run.click('#mesh-contacts li[data-name="Echo"]')
+            run.wait("the chat with Echo", lambda b: run.text("#mesh-chat-title") == "Chat with Echo")
+            run.click("#mesh-text")
+            run.find("#mesh-text").send_keys("hello from chromium\n")
+            run.wait("the message confirmed", lambda b: len(run.finds('#mesh-messages .bubble.outgoing[data-status="delivered"]')) == 1, timeout=45)
+            run.wait("the echo's reply", lambda b: "echo: hello from chromium" in run.texts("#mesh-messages .bubble.incoming .text"), timeout=45)
+            ticks = run.text('#mesh-messages .bubble.outgoing[data-status="delivered"] .meta')
+            assert "✓✓" in ticks, ticks
+            run.shot("mesh")
+            assert not run.console_errors()
+            return {"ticks": ticks, "settings": run.text("#mesh-settings")[:200]}
+        run.check("mesh_message_is_confirmed_and_a_reply_appears", mesh_chat)
+
         def device_text_is_text():
             # Text from a device (what the emulated host typed) with markup: shown as text.
             run.open("tybe")
@@ -273,6 +300,16 @@ def main():
             run.find("#tybe-capture").send_keys(hostile)
             run.wait("the host's text", lambda b: run.find("#tybe-host-text").get_attribute("textContent") == hostile)
             assert not run.finds("#tybe-host-text b") and not run.finds("#tybe-host-text img")
+            # A mesh node whose name is markup advertises: its contact's name is text.
+            run.open("mesh")
+            name = "<script>window.__p=1</script>"
+            field = run.find("#mesh-sim-name")
+            field.clear()
+            field.send_keys(name)
+            run.click("#mesh-sim-advert")
+            run.wait("the node a contact", lambda b: name in run.texts("#mesh-contacts li .name"), timeout=45)
+            assert not run.finds("#mesh-contacts script")
+            assert browser.execute_script("return window.__p === undefined")
             # The studio echoes an unknown action's name in its error: shown as text too.
             run.open("gripfit")
             echoed = '<img src=x onerror="window.__pwned=1">'

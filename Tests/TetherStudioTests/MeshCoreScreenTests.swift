@@ -1,0 +1,74 @@
+#if os(macOS) || os(Linux)
+import Foundation
+import MeshCore
+import Testing
+import TetherCore
+@testable import TetherStudio
+
+@Suite("Tether Studio: the MeshCore screen")
+struct MeshCoreScreenTests {
+    func action(_ name: String, _ arguments: [String: StudioValue] = [:]) -> StudioAction {
+        StudioAction(device: "mesh", name: name, arguments: arguments)
+    }
+
+    @MainActor
+    @Test func aMessageToTheEchoBotIsConfirmedAndAnsweredAndANewNodeAppears() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = MeshCoreScreen(central: world.central, store: InMemoryMeshMessageStore(), network: world.emulators.mesh)
+        await screen.start()
+        try await screen.perform(action("scan", ["on": .bool(true)]))
+        let found = try await until(screen, 15, "the base radio found") { $0.radios.contains { $0.name?.contains("Tether Base") == true } }
+        let base = try #require(found.radios.first { $0.name?.contains("Tether Base") == true })
+        try await screen.perform(action("connect", ["id": .string(base.id)]))
+        let ready = try await until(screen, 30, "the radio ready") { $0.connection == "ready" && !$0.contacts.isEmpty && !$0.channels.isEmpty }
+        #expect(ready.dot == "green")
+        #expect(ready.selfInfo?.first == ["Name", "Tether Base"])
+        #expect(!ready.channels.isEmpty)
+        let echo = try #require(ready.contacts.first { $0.name == "Echo" })
+
+        try await screen.perform(action("select", ["contact": .string(echo.key)]))
+        try await screen.perform(action("send", ["text": .string("hello from the studio")]))
+        let answered = try await until(screen, 30, "delivered and answered") { state in
+            state.messages.contains { $0.direction == "outgoing" && $0.status == "delivered" }
+                && state.messages.contains { $0.direction == "incoming" && $0.text == "echo: hello from the studio" }
+        }
+        #expect(answered.chatTitle == "Chat with Echo")
+        #expect(answered.contacts.first { $0.name == "Echo" }?.messages == 2)
+
+        // A node whose name is markup: a contact like any other (the page shows it as text).
+        try await screen.perform(action("simulateNode", ["name": .string("<script>x()</script>")]))
+        _ = try await until(screen, 30, "the new node a contact") { $0.contacts.contains { $0.name == "<script>x()</script>" } }
+
+        try await screen.perform(action("battery"))
+        #expect(screen.state().battery?["millivolts"] != nil)
+        try await screen.perform(action("disconnect"))
+        _ = try await until(screen, 10, "disconnected") { $0.connection == "disconnected" && $0.dot == "red" }
+        await screen.stop()
+    }
+
+    @MainActor
+    @Test func badActionsSayWhy() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = MeshCoreScreen(central: world.central, store: InMemoryMeshMessageStore())
+        await screen.start()
+        await #expect(throws: StudioProtocolError("connect to a radio first")) { try await screen.perform(action("send", ["text": .string("hi")])) }
+        await #expect(throws: StudioProtocolError("a message needs text")) { try await screen.perform(action("send", ["text": .string("  ")])) }
+        await #expect(throws: StudioProtocolError("\"text\" is longer than 160 characters")) {
+            try await screen.perform(action("send", ["text": .string(String(repeating: "a", count: 161))]))
+        }
+        await #expect(throws: StudioProtocolError("\"contact\" is a key prefix of 12 hex digits")) {
+            try await screen.perform(action("select", ["contact": .string("zz")]))
+        }
+        await #expect(throws: StudioProtocolError("\"channel\" must be 0…255")) { try await screen.perform(action("select", ["channel": .number(300)])) }
+        await #expect(throws: StudioProtocolError("real nodes announce themselves")) {
+            try await screen.perform(action("simulateNode", ["name": .string("x")]))
+        }
+        let stranger = UUID().uuidString
+        await #expect(throws: StudioProtocolError("no radio \(stranger) was found: scan first")) {
+            try await screen.perform(action("connect", ["id": .string(stranger)]))
+        }
+        #expect(screen.state().connection == "disconnected" && !screen.state().simulated)
+        await screen.stop()
+    }
+}
+#endif

@@ -272,7 +272,7 @@ let package = Package(
             dependencies: [
                 "TetherCore", "TetherWorld",
                 "GripFit", "GripFitEmulator", "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
-                "Tybe", "TybeEmulator", "MeshCore", "MeshCoreEmulator", "TetherSimulator",
+                "Tybe", "TybeEmulator", "MeshCore", "MeshCoreEmulator", "Kiro", "KiroEmulator", "TetherSimulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),
@@ -468,7 +468,7 @@ let package = Package(
             dependencies: [
                 "TetherStudio", "TetherCore", "TetherSimulator", "TetherWorld", "TetherTesting",
                 "GripFit", "GripFitEmulator", "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
-                "Tybe", "TybeEmulator", "MeshCore", "MeshCoreEmulator",
+                "Tybe", "TybeEmulator", "MeshCore", "MeshCoreEmulator", "Kiro", "KiroEmulator",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket", condition: .when(platforms: [.macOS, .linux])),

@@ -91,7 +91,8 @@ public struct KiroPageRenderer: Sendable {
         return svg + "</svg>"
     }
 
-    static func title(_ page: KiroEmulator.Page) -> String {
+    /// A page's title as the panel heads it (`1 · Start of day`).
+    public static func title(_ page: KiroEmulator.Page) -> String {
         switch page {
         case .startOfDay: "1 · Start of day"
         case .overview: "2 · Overview"

@@ -3,6 +3,8 @@ import ArgumentParser
 import FlockFinderStorage
 import Foundation
 import GripFitStorage
+import Kiro
+import KiroStorage
 import MeshCoreStorage
 import Tybe
 import TetherStudio
@@ -41,10 +43,14 @@ struct StudioCommand: AsyncParsableCommand {
         let gripFitStore: SQLiteGripSessionStore
         let detectionStore: DetectionStore
         let meshStore: MeshStore
+        let focusStore: SQLiteFocusSessionStore
+        let day: DayPack
         do {
             gripFitStore = try SQLiteGripSessionStore(path: SQLiteGripSessionStore.defaultPath())
             detectionStore = try DetectionStore(path: DetectionStore.defaultPath(), locationProvider: environment.emulators == nil ? nil : drive)
             meshStore = try MeshStore(path: MeshStore.defaultPath())
+            focusStore = try SQLiteFocusSessionStore(path: SQLiteFocusSessionStore.defaultPath())
+            day = try KiroSampleDay.dayPack()
         } catch {
             throw CLIError("the studio could not open its stores: \(error)")
         }
@@ -55,6 +61,7 @@ struct StudioCommand: AsyncParsableCommand {
                               drive: emulators == nil ? nil : drive),
             TybeScreen(central: environment.central, settings: FileTybeSettingsStore(path: TybeSetup.settingsPath), emulator: emulators?.tybe),
             MeshCoreScreen(central: environment.central, store: meshStore, network: emulators?.mesh),
+            KiroScreen(central: environment.central, day: day, focusStore: focusStore, emulator: emulators?.kiro),
         ], hub: hub)
     }
 

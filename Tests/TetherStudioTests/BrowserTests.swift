@@ -23,6 +23,7 @@ struct StudioBrowserTests {
         "tybe_keyboard_keys_become_frames_and_the_pills_turn_green",
         "tybe_compose_reaches_the_korean_host",
         "mesh_message_is_confirmed_and_a_reply_appears",
+        "kiro_pages_follow_the_device_and_an_edited_day_is_pushed",
         "device_text_renders_as_text",
     ]
 

@@ -49,6 +49,13 @@ public actor InMemoryKiroDataSource: KiroDataSource {
     }
 
     public func selectionChanged(to taskId: String) { selectedTaskId = taskId }
+
+    /// The app's data changed (the user edited the day): the day sent from now on. Call
+    /// ``KiroSession/sync()`` to push it. Tasks skipped in the day before are forgotten.
+    public func replaceDay(_ day: DayPack) {
+        self.day = day
+        skipped.removeAll()
+    }
 }
 
 /// A day to try things with (the CLI's demo and `tether kiro push` without a file use it).

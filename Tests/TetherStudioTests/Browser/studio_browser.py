@@ -153,13 +153,13 @@ def main():
 
         def screens_load():
             errors = {}
-            for screen in ["devices", "gripfit", "flock", "tybe", "mesh"]:
+            for screen in ["devices", "gripfit", "flock", "tybe", "mesh", "kiro"]:
                 run.open(screen)
                 errors[screen] = run.console_errors()
-            # Screens the studio does not serve yet have no tab.
             hidden = [a.get_attribute("data-screen") for a in run.finds("#tabs a") if not a.is_displayed()]
+            assert not hidden, "tabs not shown: %r" % hidden
             assert all(not e for e in errors.values()), "console errors: %r" % errors
-            return {"hiddenTabs": hidden}
+            return {"screens": list(errors)}
         run.check("screens_load_without_console_errors", screens_load)
 
         def devices_scan():
@@ -288,6 +288,25 @@ def main():
             assert not run.console_errors()
             return {"ticks": ticks, "settings": run.text("#mesh-settings")[:200]}
         run.check("mesh_message_is_confirmed_and_a_reply_appears", mesh_chat)
+
+        def kiro_pages():
+            run.open("kiro")
+            run.click("#kiro-connect")
+            run.wait("connected", lambda b: "green" in run.find("#kiro-dot").get_attribute("class"), timeout=45)
+            run.wait("the day on the panel", lambda b: "Review PRs" in run.text('#kiro-pages figure[data-page="overview"] pre'))
+            run.click("#kiro-sim-select")
+            run.wait("the overview on the panel", lambda b: len(run.finds('#kiro-pages figure.shown[data-page="overview"]')) == 1)
+            run.click("#kiro-sim-enter")
+            run.click("#kiro-sim-complete")
+            run.wait("a focus session", lambda b: len(run.finds("#kiro-focus tr")) >= 1)
+            day = run.find("#kiro-day").get_attribute("value").replace("Review PRs", "Review the studio")
+            browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));", run.find("#kiro-day"), day)
+            run.click("#kiro-push")
+            run.wait("the edited day on the panel", lambda b: "Review the studio" in run.text('#kiro-pages figure[data-page="overview"] pre'))
+            run.shot("kiro")
+            assert not run.console_errors()
+            return {"focus": run.text("#kiro-focus-time"), "panel": run.text('#kiro-pages figure.shown figcaption')}
+        run.check("kiro_pages_follow_the_device_and_an_edited_day_is_pushed", kiro_pages)
 
         def device_text_is_text():
             # Text from a device (what the emulated host typed) with markup: shown as text.

@@ -1,0 +1,74 @@
+#if os(macOS) || os(Linux)
+import Foundation
+import Kiro
+import Testing
+import TetherCore
+@testable import TetherStudio
+
+@Suite("Tether Studio: the Kiro screen")
+struct KiroScreenTests {
+    func action(_ name: String, _ arguments: [String: StudioValue] = [:]) -> StudioAction {
+        StudioAction(device: "kiro", name: name, arguments: arguments)
+    }
+
+    @MainActor
+    @Test func thePanelsTheDayAndFocusFollowTheDevice() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = KiroScreen(central: world.central, day: try KiroSampleDay.dayPack(), focusStore: InMemoryFocusSessionStore(),
+                                emulator: world.emulators.kiro)
+        await screen.start()
+        #expect(screen.state().pages.map(\.name) == ["startOfDay", "overview", "taskIn", "settlement"])
+        try await screen.perform(action("connect"))
+        let synced = try await until(screen, 30, "connected and the day on the panel") { state in
+            state.dot == "green" && state.pages.first { $0.name == "overview" }?.lines.contains { $0.contains("Review PRs") } == true
+        }
+        #expect(synced.shownPage == "startOfDay")
+        #expect(synced.log.contains { $0.text == "→ dayPack" })
+
+        try await screen.perform(action("simulate", ["button": .string("select"), "index": .number(1)]))
+        try await screen.perform(action("simulate", ["button": .string("enter")]))
+        try await screen.perform(action("simulate", ["button": .string("complete")]))
+        let focused = try await until(screen, 15, "a focus session closed") { !$0.focusSessions.isEmpty }
+        #expect(focused.focusSessions.first?.title == "Write release notes")
+        #expect(focused.focusSessions.first?.outcome == "completed")
+        #expect(focused.log.contains { $0.text.contains("Write release notes") })
+
+        // An edited day is pushed and the panel shows it.
+        var day = try KiroSampleDay.dayPack()
+        day.topTasks[0].title = "Ship <the> studio"
+        let encoder = JSONEncoder()
+        try await screen.perform(action("push", ["day": .string(String(decoding: try encoder.encode(day), as: UTF8.self))]))
+        _ = try await until(screen, 15, "the new title on the panel") { state in
+            state.pages.first { $0.name == "overview" }?.lines.contains { $0.contains("Ship <the> studio") } == true
+        }
+        #expect(screen.state().day.contains("Ship <the> studio"))
+        await #expect(throws: StudioProtocolError("not a day: \"deviceMode\" is missing")) {
+            try await screen.perform(action("push", ["day": .string(#"{"date":"2026-01-30"}"#)]))
+        }
+        #expect(screen.state().dayError == "not a day: \"deviceMode\" is missing")
+        let svg = String(decoding: try await screen.export("page-overview.svg").body, as: UTF8.self)
+        #expect(svg.hasPrefix("<svg") && svg.contains("Ship &lt;the&gt; studio"))
+        await #expect(throws: StudioProtocolError("Kiro exports page-<startOfDay|overview|taskIn|settlement>.svg")) { try await screen.export("x.svg") }
+        await #expect(throws: StudioProtocolError.self) { try await screen.perform(action("simulate", ["button": .string("explode")])) }
+
+        try await screen.perform(action("disconnect"))
+        _ = try await until(screen, 10, "disconnected") { $0.dot == "red" }
+        await screen.stop()
+    }
+
+    @MainActor
+    @Test func aRealDevicesPagesAreDrawnFromTheDayPushed() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = KiroScreen(central: world.central, day: try KiroSampleDay.dayPack())
+        await screen.start()
+        let state = screen.state()
+        #expect(!state.simulated && state.shownPage == nil)
+        #expect(state.pages.first { $0.name == "overview" }?.lines.contains { $0.contains("Review PRs") } == true)
+        await #expect(throws: StudioProtocolError("connect to the Kiro first")) { try await screen.perform(action("sync")) }
+        await #expect(throws: StudioProtocolError("a real Kiro is used by hand")) {
+            try await screen.perform(action("simulate", ["button": .string("wheel")]))
+        }
+        await screen.stop()
+    }
+}
+#endif

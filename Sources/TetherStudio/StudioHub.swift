@@ -297,7 +297,7 @@ public actor StudioHub {
 
     private func scanFailed(_ error: any Error, _ serial: Int) {
         guard serial == scanSerial, scanTask != nil else { return }
-        broadcast(.error(nil, Self.describe(error)))
+        broadcast(.error(nil, userFacingText(error)))
     }
 
     /// The scan's stream ended (the radio stopped, or it failed); not one stopped on request.
@@ -369,7 +369,7 @@ public actor StudioHub {
         connecting.remove(id)
         if let failure {
             // The user's own disconnect ends a connect with `cancelled`: not an error to show.
-            if failure as? BLEError != .cancelled { broadcast(.error(id, Self.describe(failure))) }
+            if failure as? BLEError != .cancelled { broadcast(.error(id, userFacingText(failure))) }
             return
         }
         // A disconnect that reached the connection before this connect did: undo it.
@@ -409,8 +409,5 @@ public actor StudioHub {
     }
 
     /// The user-facing text of an error.
-    static func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? "\(error)"
-    }
 }
 #endif

@@ -74,6 +74,11 @@ public enum StudioRequest: Sendable, Equatable, Decodable {
     }
 }
 
+/// The text a user reads for an error: its localized description when it has one.
+func userFacingText(_ error: any Error) -> String {
+    (error as? LocalizedError)?.errorDescription ?? "\(error)"
+}
+
 /// Why a request was refused (the page is told; the connection stays).
 public struct StudioProtocolError: Error, Equatable, CustomStringConvertible {
     /// What is wrong.

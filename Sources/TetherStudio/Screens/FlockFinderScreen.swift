@@ -141,7 +141,7 @@ public final class FlockFinderScreen: StudioScreen {
             dot: Self.dot(model.connectionState),
             devices: model.devices.map { DeviceState(id: $0.id.description, name: $0.name, rssi: $0.rssi, advertisesService: $0.advertisesService) },
             rssi: model.deviceRSSI,
-            lastError: model.lastError.map(Self.describe),
+            lastError: model.lastError.map(userFacingText),
             commandError: model.commandError,
             parseErrors: model.parseErrors,
             streaming: model.isStreaming,
@@ -181,7 +181,7 @@ public final class FlockFinderScreen: StudioScreen {
                 throw StudioProtocolError("\"command\" must be PING, STATUS or RESET")
             }
             do { try await client.send(command) } catch {
-                throw StudioProtocolError("\(name) could not be sent: \(Self.describe(error))")
+                throw StudioProtocolError("\(name) could not be sent: \(userFacingText(error))")
             }
         case "filter":
             // The list's filter (what the page shows of the detections received).
@@ -220,7 +220,7 @@ public final class FlockFinderScreen: StudioScreen {
         } catch let error as StudioProtocolError {
             throw error
         } catch {
-            throw StudioProtocolError("the detections could not be read: \(Self.describe(error))")
+            throw StudioProtocolError("the detections could not be read: \(userFacingText(error))")
         }
     }
 
@@ -244,7 +244,7 @@ public final class FlockFinderScreen: StudioScreen {
             storedCounts = try await store.countsByType()
             historyError = nil
         } catch {
-            historyError = "the stored detections could not be read: \(Self.describe(error))"
+            historyError = "the stored detections could not be read: \(userFacingText(error))"
         }
     }
 
@@ -305,9 +305,6 @@ public final class FlockFinderScreen: StudioScreen {
         return StreamState(evt: event.evt, ts: event.ts, text: text)
     }
 
-    static func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? "\(error)"
-    }
 }
 
 /// Where the simulated car is while it drives past the simulator's cameras: a straight road

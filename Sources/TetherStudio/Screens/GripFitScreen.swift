@@ -210,12 +210,12 @@ public final class GripFitScreen: StudioScreen {
             } catch let error as StudioProtocolError {
                 throw error
             } catch {
-                throw StudioProtocolError("the session could not be read: \(Self.describe(error))")
+                throw StudioProtocolError("the session could not be read: \(userFacingText(error))")
             }
         case "delete":
             let id = try action.uuid("id")
             do { try await store.deleteSession(id: id) } catch {
-                throw StudioProtocolError("the session could not be deleted: \(Self.describe(error))")
+                throw StudioProtocolError("the session could not be deleted: \(userFacingText(error))")
             }
             if selected?.id == id { selected = nil }
             await reloadHistory()
@@ -248,7 +248,7 @@ public final class GripFitScreen: StudioScreen {
                     csv += "\(summary.id.uuidString),\(Self.iso8601(summary.startedAt)),\(summary.duration),\(summary.maxForce),\(summary.averageForce),\(summary.sampleCount)\n"
                 }
             } catch {
-                throw StudioProtocolError("the sessions could not be read: \(Self.describe(error))")
+                throw StudioProtocolError("the sessions could not be read: \(userFacingText(error))")
             }
             return StudioExport(fileName: "gripfit-sessions.csv", contentType: "text/csv; charset=utf-8", body: Data(csv.utf8))
         }
@@ -257,7 +257,7 @@ public final class GripFitScreen: StudioScreen {
         }
         let record: GripSessionRecord?
         do { record = try await store.session(id: id) } catch {
-            throw StudioProtocolError("the session could not be read: \(Self.describe(error))")
+            throw StudioProtocolError("the session could not be read: \(userFacingText(error))")
         }
         guard let record else { throw StudioProtocolError("no saved session \(id)") }
         var csv = "offset_s,raw,force\n"
@@ -273,7 +273,7 @@ public final class GripFitScreen: StudioScreen {
             sessions = Array(try await store.allSessions().prefix(Self.historyLimit))
             historyError = nil
         } catch {
-            historyError = "the saved sessions could not be read: \(Self.describe(error))"
+            historyError = "the saved sessions could not be read: \(userFacingText(error))"
         }
     }
 
@@ -323,8 +323,5 @@ public final class GripFitScreen: StudioScreen {
         date.formatted(.iso8601)
     }
 
-    static func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? "\(error)"
-    }
 }
 #endif

@@ -261,7 +261,7 @@ public final class KiroScreen: StudioScreen {
         } catch is CancellationError {
             return
         } catch {
-            connectionError = Self.describe(error)
+            connectionError = userFacingText(error)
         }
     }
 
@@ -338,9 +338,6 @@ public final class KiroScreen: StudioScreen {
         }
     }
 
-    static func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? "\(error)"
-    }
 }
 
 #endif

@@ -164,7 +164,7 @@ public final class MeshCoreScreen: StudioScreen {
             radio: radio,
             connection: model?.state.rawValue ?? "disconnected",
             dot: model?.dot.rawValue ?? "red",
-            error: connectionError ?? model?.lastError.map(Self.describe),
+            error: connectionError ?? model?.lastError.map(userFacingText),
             actionError: model?.actionError,
             selfInfo: info.map { info in [
                 ["Name", info.name], ["Key", info.publicKey.prefix(6).hexString],
@@ -277,7 +277,7 @@ public final class MeshCoreScreen: StudioScreen {
                     self.found(peripheral)
                 }
             } catch {
-                self?.connectionError = Self.describe(error)
+                self?.connectionError = userFacingText(error)
             }
             self?.scanning = false
             self?.scanTask = nil
@@ -331,8 +331,5 @@ public final class MeshCoreScreen: StudioScreen {
         }
     }
 
-    static func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? "\(error)"
-    }
 }
 #endif

@@ -187,7 +187,7 @@ public final class TybeScreen: StudioScreen {
             // In the background: Reset must not wait behind a scan for the bridge.
             work.run { [weak self] in
                 guard let self else { return }
-                do { try await self.client.connect() } catch { self.model.apply(.problem(Self.describe(error))) }
+                do { try await self.client.connect() } catch { self.model.apply(.problem(userFacingText(error))) }
             }
         case "reset":
             work.cancel()
@@ -226,7 +226,7 @@ public final class TybeScreen: StudioScreen {
                     // The status bar's key counter counts every key sent, composed ones too.
                     self.model.typed(plan.keystrokes)
                 } catch {
-                    self.model.apply(.problem(Self.describe(error)))
+                    self.model.apply(.problem(userFacingText(error)))
                 }
                 self.composing = false
                 await self.refreshHost()
@@ -256,7 +256,7 @@ public final class TybeScreen: StudioScreen {
             do {
                 try await client.send(strokes)
             } catch {
-                model.apply(.problem(Self.describe(error)))
+                model.apply(.problem(userFacingText(error)))
                 return
             }
         }
@@ -328,8 +328,5 @@ public final class TybeScreen: StudioScreen {
         }
     }
 
-    static func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? "\(error)"
-    }
 }
 #endif

@@ -253,7 +253,9 @@ function drawSparkline(cell, history) {
   }
   // −100 dBm at the bottom, −30 at the top.
   const y = (rssi) => Math.max(0, Math.min(24, 24 - ((rssi + 100) / 70) * 24));
-  svg.firstChild.setAttribute("points", points.map(([x, rssi]) => x + "," + y(rssi).toFixed(1)).join(" "));
+  // The history fills the width (the oldest at the left), however long it is yet.
+  const x = (index) => (history.length > 1 ? (index * 60) / (history.length - 1) : 30);
+  svg.firstChild.setAttribute("points", points.map(([index, rssi]) => x(index).toFixed(1) + "," + y(rssi).toFixed(1)).join(" "));
 }
 
 $("scan").addEventListener("click", () => send({ type: "scan", on: !studio.scanning }));

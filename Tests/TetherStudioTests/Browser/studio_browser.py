@@ -166,6 +166,9 @@ def main():
             run.open("devices")
             run.click("#scan")
             run.wait("five peripherals listed", lambda b: len(run.finds("#peripherals tbody tr")) >= 5)
+            # Signal strength over time: a scan with duplicates keeps adding to each history.
+            run.wait("a signal history of three points", lambda b: max(
+                [len((p or "").split()) for p in run.attributes("#peripherals td.signal polyline", "points")] or [0]) >= 3)
             names = sorted(cell.text for cell in run.finds("#peripherals td.name"))
             run.click("#scan")
             run.shot("devices")

@@ -26,8 +26,16 @@ public final class TybeHost {
         didSet { if oldValue != inputSource { commitPreedit() } }
     }
 
-    /// Every keystroke received, in order (including ones that typed nothing).
+    /// The keystrokes received, in order (including ones that typed nothing): the last
+    /// ``keystrokeMemory`` of them (a host typing all day keeps no more).
     public private(set) var keystrokes: [KeyStroke] = []
+    /// How many keystrokes were received in all.
+    public private(set) var keystrokeCount = 0
+
+    /// Keystrokes kept in ``keystrokes``.
+    public nonisolated static let keystrokeMemory = 10_000
+    /// Characters the text field keeps (its end): a bounded field, like a terminal's scrollback.
+    public nonisolated static let textMemory = 100_000
 
     /// Text committed to the text field, excluding the input method's syllable in progress.
     private var committedText = ""
@@ -47,6 +55,9 @@ public final class TybeHost {
     /// Receives one key press and release from the USB keyboard.
     public func press(_ stroke: KeyStroke) {
         keystrokes.append(stroke)
+        keystrokeCount += 1
+        // Trimmed in steps, not at every key.
+        if keystrokes.count > Self.keystrokeMemory + 1_000 { keystrokes.removeFirst(keystrokes.count - Self.keystrokeMemory) }
         let m = stroke.modifiers
         // Shortcuts (⌘C, ⌃A...) do not type; the simulated host has no commands to run.
         guard !m.hasCtrl, !m.hasAlt, !m.hasGUI else { return }
@@ -70,12 +81,14 @@ public final class TybeHost {
             if !committedText.isEmpty { committedText.removeLast() }
         } else if let character = AsciiKeymap.character(for: stroke) {
             committedText.append(character)
+            trimText()
         }
     }
 
     /// Empties the text field and forgets the keystrokes.
     public func clear() {
         keystrokes.removeAll()
+        keystrokeCount = 0
         committedText = ""
         ime.reset()
     }
@@ -89,5 +102,12 @@ public final class TybeHost {
     private func flushIME() {
         committedText += ime.committed
         ime.committed = ""
+        trimText()
+    }
+
+    /// Keeps the field's end. (UTF-8 length is the cheap test: a character is 1 to 4 bytes.)
+    private func trimText() {
+        guard committedText.utf8.count > 4 * Self.textMemory else { return }
+        committedText = String(committedText.suffix(Self.textMemory))
     }
 }

@@ -33,8 +33,12 @@ struct KiroScreenTests {
         #expect(focused.focusSessions.first?.outcome == "completed")
         #expect(focused.log.contains { $0.text.contains("Write release notes") })
 
-        // An edited day is pushed and the panel shows it.
-        var day = try KiroSampleDay.dayPack()
+        // The day the app holds follows the device: the task it completed is done in it.
+        let followed = try await until(screen, 15, "the completion in the day") { state in
+            (try? JSONDecoder().decode(DayPack.self, from: Data(state.day.utf8)))?.topTasks[1].isCompleted == true
+        }
+        // An edited day (the one shown, so the completion stays) is pushed and the panel shows it.
+        var day = try JSONDecoder().decode(DayPack.self, from: Data(followed.day.utf8))
         day.topTasks[0].title = "Ship <the> studio"
         let encoder = JSONEncoder()
         try await screen.perform(action("push", ["day": .string(String(decoding: try encoder.encode(day), as: UTF8.self))]))
@@ -42,6 +46,7 @@ struct KiroScreenTests {
             state.pages.first { $0.name == "overview" }?.lines.contains { $0.contains("Ship <the> studio") } == true
         }
         #expect(screen.state().day.contains("Ship <the> studio"))
+        #expect(try JSONDecoder().decode(DayPack.self, from: Data(screen.state().day.utf8)).topTasks[1].isCompleted)
         await #expect(throws: StudioProtocolError("not a day: \"deviceMode\" is missing")) {
             try await screen.perform(action("push", ["day": .string(#"{"date":"2026-01-30"}"#)]))
         }
@@ -53,6 +58,21 @@ struct KiroScreenTests {
 
         try await screen.perform(action("disconnect"))
         _ = try await until(screen, 10, "disconnected") { $0.dot == "red" }
+        await screen.stop()
+    }
+
+    @MainActor
+    @Test func aDisconnectRightAfterConnectLeavesTheScreenIdleAndReady() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = KiroScreen(central: world.central, day: try KiroSampleDay.dayPack(), emulator: world.emulators.kiro)
+        await screen.start()
+        try await screen.perform(action("connect"))
+        try await screen.perform(action("disconnect"))
+        let idle = try await until(screen, 15, "no connection under way") { !$0.connecting }
+        #expect(idle.dot == "red")
+        // Connect works again.
+        try await screen.perform(action("connect"))
+        _ = try await until(screen, 30, "connected") { $0.dot == "green" }
         await screen.stop()
     }
 

@@ -47,6 +47,25 @@ struct MeshCoreScreenTests {
     }
 
     @MainActor
+    @Test func aDisconnectDuringTheStartupLeavesTheRadioDisconnected() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = MeshCoreScreen(central: world.central, store: InMemoryMeshMessageStore(), network: world.emulators.mesh)
+        await screen.start()
+        try await screen.perform(action("scan", ["on": .bool(true)]))
+        let found = try await until(screen, 15, "the base radio found") { $0.radios.contains { $0.name?.contains("Tether Base") == true } }
+        let base = try #require(found.radios.first { $0.name?.contains("Tether Base") == true })
+        try await screen.perform(action("connect", ["id": .string(base.id)]))
+        _ = try await until(screen, 15, "the startup under way") { $0.connection != "disconnected" }
+        try await screen.perform(action("disconnect"))
+        _ = try await until(screen, 15, "disconnected") { $0.connection == "disconnected" }
+        // It stays so: the startup does not bring the link back.
+        try await screen.perform(action("scan", ["on": .bool(true)]))
+        _ = try await until(screen, 15, "a second scan's radio") { !$0.radios.isEmpty }
+        #expect(screen.state().connection == "disconnected")
+        await screen.stop()
+    }
+
+    @MainActor
     @Test func badActionsSayWhy() async throws {
         let world = await DeviceScreenWorld()
         let screen = MeshCoreScreen(central: world.central, store: InMemoryMeshMessageStore())

@@ -14,6 +14,7 @@ import Testing
 import TetherCore
 import TetherSimulator
 @testable import TetherStudio
+import TetherTesting
 import TetherWorld
 
 /// A screen with nothing behind it: a counter, the actions it ran, and a gate that holds an
@@ -68,20 +69,7 @@ struct Expired: Error, CustomStringConvertible {
 /// `seconds` of real time.
 @MainActor
 func until<S: StudioScreen>(_ screen: S, _ seconds: Double = 15, _ what: String, _ condition: (S.State) -> Bool) async throws -> S.State {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while true {
-        let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let state = withObservationTracking { screen.state() } onChange: { changed.yield() }
-        if condition(state) { return state }
-        let timer = Task {
-            try? await Task.sleep(until: deadline)
-            changed.finish()
-        }
-        var iterator = changes.makeAsyncIterator()
-        let next: Void? = await iterator.next()
-        timer.cancel()
-        guard next != nil else { throw Expired(what: what) }
-    }
+    try await observedValue(seconds, what, { screen.state() }, until: condition)
 }
 
 /// Messages of one socket until one satisfies `match`.

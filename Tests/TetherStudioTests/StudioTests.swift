@@ -323,8 +323,11 @@ struct StudioHubTests {
         #expect(await waiting.value == nil)
         // A page opened now is greeted with each screen's newest state.
         let second = try #require(await world.hub.join())
-        var greeting: [String] = []
-        while greeting.last != #"{"o":1}"#, let text = await world.hub.next(for: second) { greeting.append(text) }
+        let greeting = try await within(10, "the greeting") { () -> [String] in
+            var greeting: [String] = []
+            while greeting.last != #"{"o":1}"#, let text = await world.hub.next(for: second) { greeting.append(text) }
+            return greeting
+        }
         #expect(greeting.suffix(2) == [#"{"n":"live"}"#, #"{"o":1}"#])
         await world.hub.leave(second)
         await world.hub.leave(page)

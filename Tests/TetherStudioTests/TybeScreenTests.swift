@@ -79,6 +79,22 @@ struct TybeScreenTests {
     }
 
     @MainActor
+    @Test func resetStopsAComposeEvenOneNotBegunAndKeysWaitingAreDroppedWithAWord() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = TybeScreen(central: world.central, settings: MemorySettings(), emulator: world.emulators.tybe)
+        await screen.start()
+        // A compose queued behind a connection, then Reset before either ends.
+        try await screen.perform(action("connect"))
+        try await screen.perform(action("compose", ["text": .string(String(repeating: "reset me ", count: 200))]))
+        try await screen.perform(action("reset"))
+        _ = try await until(screen, 10, "no compose under way") { !$0.composing }
+        // The screen is usable again.
+        try await screen.perform(action("compose", ["text": .string("ok")]))
+        _ = try await until(screen, 20, "the next compose typed") { !$0.composing && $0.host?.text.hasSuffix("ok") == true }
+        await screen.stop()
+    }
+
+    @MainActor
     @Test func settingsPersistAndBadActionsSayWhy() async throws {
         let world = await DeviceScreenWorld()
         let settings = MemorySettings()

@@ -145,6 +145,8 @@ public actor ConnectionManager {
     private var linkReturnExpected = false
     private var contactRefreshRunning = false
     private var contactRefreshPending = false
+    private var lookedUp: Set<Data> = []
+    private var lookupOrder: [Data] = []
 
     /// Creates a manager for `session`; subscribe to ``events()`` and call ``connect()``.
     public init(
@@ -265,13 +267,11 @@ public actor ConnectionManager {
         publish(.contactsUpdated(contacts))
     }
 
-    /// Reads the contacts again in the background: one listing at a time, and adverts that
-    /// arrive during one cause a single listing after it.
+    /// Reads the contacts changed since the newest known, in the background: one listing at a
+    /// time, at most one per ``contactRefreshInterval``, the adverts that came meanwhile
+    /// answered together.
     private func refreshContactsSoon() {
-        guard !contactRefreshRunning else {
-            contactRefreshPending = true
-            return
-        }
+        guard !contactRefreshRunning else { return }
         contactRefreshRunning = true
         Task { [weak self] in
             guard let self else { return }
@@ -279,14 +279,49 @@ public actor ConnectionManager {
         }
     }
 
+    /// The shortest time between two listings caused by adverts.
+    public static let contactRefreshInterval: Duration = .seconds(2)
+    /// Keys remembered as looked up.
+    static let lookupMemory = 256
+
     private func runContactRefreshes() async {
-        repeat {
+        while contactRefreshPending, state == .ready {
             contactRefreshPending = false
-            do { try await refreshContacts() } catch {
+            do { try await mergeChangedContacts() } catch {
                 logger.notice("The contacts could not be read after an advert: \(error)")
             }
-        } while contactRefreshPending && state == .ready
+            do { try await clock.sleep(for: Self.contactRefreshInterval) } catch { break }
+        }
         contactRefreshRunning = false
+    }
+
+    /// Lists the contacts modified since the newest one known and merges them in (a contact the
+    /// app holds that the radio does not, one added from a NEW_ADVERT, stays).
+    private func mergeChangedContacts() async throws {
+        let newest = contacts.map(\.lastModified).max()
+        // The firmware lists those modified after `since`: one second back keeps a contact
+        // modified in the same second as the newest.
+        let listing = try await session.contacts(since: newest.map { $0 > 0 ? $0 - 1 : 0 })
+        guard !listing.contacts.isEmpty else { return }
+        var merged = contacts
+        for contact in listing.contacts {
+            if let index = merged.firstIndex(where: { $0.publicKey == contact.publicKey }) {
+                merged[index] = contact
+            } else {
+                merged.append(contact)
+            }
+        }
+        try await store.saveContacts(listing.contacts)
+        contacts = merged
+        publish(.contactsUpdated(contacts))
+    }
+
+    /// Notes that `key` is being looked up; false when it was already (bounded memory).
+    private func rememberLookup(of key: Data) -> Bool {
+        guard lookedUp.insert(key).inserted else { return false }
+        lookupOrder.append(key)
+        if lookupOrder.count > Self.lookupMemory { lookedUp.remove(lookupOrder.removeFirst()) }
+        return true
     }
 
     /// The contact whose name is `name` (case-insensitive) or whose key starts with the hex `name`.
@@ -478,8 +513,12 @@ public actor ConnectionManager {
         case .advert(let key):
             publish(.radio(event))
             // PUSH_ADVERT names only the key: one the app does not know is a contact the radio
-            // added by itself (auto-add), so the list is read again.
-            if state == .ready, !contacts.contains(where: { $0.publicKey == key }) { refreshContactsSoon() }
+            // added by itself (auto-add), so the contacts changed since the newest known are
+            // read. Once per key (a key that stays unknown — a full table, a listing past its
+            // limit — is not looked up at every advert); during a startup, once it is ready.
+            guard !contacts.contains(where: { $0.publicKey == key }), rememberLookup(of: key) else { break }
+            contactRefreshPending = true
+            if state == .ready { refreshContactsSoon() }
         case .newAdvert(let contact):
             publish(.radio(event))
             if !contacts.contains(where: { $0.publicKey == contact.publicKey }) {
@@ -562,6 +601,8 @@ public actor ConnectionManager {
         logger.info("State \(state) → \(new)")
         state = new
         publish(.state(new))
+        // Adverts of unknown keys that came while the startup ran.
+        if new == .ready, contactRefreshPending { refreshContactsSoon() }
     }
 
     private func publish(_ event: Event) { broadcaster.yield(event, logger: logger) }

@@ -169,7 +169,9 @@ public final class FlockFinderScreen: StudioScreen {
                 throw StudioProtocolError("no detector \(id) was found: scan first")
             }
             // In the background: Disconnect must not wait behind a connection attempt.
-            work.run { [weak self] in await self?.model.connect(to: device) }
+            guard work.run({ [weak self] in await self?.model.connect(to: device) }) else {
+                throw StudioProtocolError("connections are under way: wait, or Disconnect")
+            }
         case "disconnect":
             work.cancel()
             await model.disconnect()

@@ -36,7 +36,7 @@ public final class KiroScreen: StudioScreen {
         var lines: [String]
     }
 
-    /// The longest day accepted, in bytes of JSON.
+    /// The longest day accepted, in characters of JSON.
     public static let dayLimit = 32 * 1024
     /// The panel's width in characters.
     public nonisolated static let panelWidth = 40
@@ -123,7 +123,12 @@ public final class KiroScreen: StudioScreen {
         var dayError: String?
         var log: [LogState]
         var focusSessions: [FocusState]
+        /// Focus time as §9 counts it: periods of 30 minutes or more without the phone. The
+        /// studio knows nothing of the phone's screen, so a session counts whole when it lasted
+        /// 30 minutes.
         var focusSeconds: Double
+        /// Every session's time, counted or not.
+        var sessionSeconds: Double
         var simulated: Bool
     }
 
@@ -148,7 +153,11 @@ public final class KiroScreen: StudioScreen {
             focusSessions: (model?.focusSessions ?? []).map {
                 FocusState(taskId: $0.taskId, title: titles[$0.taskId], start: $0.start, end: $0.end, outcome: $0.outcome.rawValue, seconds: $0.duration)
             },
-            focusSeconds: model?.focusTime ?? 0,
+            focusSeconds: (model?.focusSessions ?? []).reduce(0) { total, session in
+                guard let end = session.end else { return total }
+                return total + FocusTimeCalculator().focusTime(sessionStart: session.start, sessionEnd: end, activity: [])
+            },
+            sessionSeconds: model?.focusTime ?? 0,
             simulated: emulator != nil)
     }
 
@@ -158,13 +167,14 @@ public final class KiroScreen: StudioScreen {
         switch action.name {
         case "connect":
             guard !connecting else { return }
+            // In the background: Disconnect must not wait behind the scan (with its retries).
+            let started = work.run({ [weak self] in await self?.connect() }, finally: { [weak self] in
+                // Also when a Disconnect cancelled it before it began.
+                self?.connecting = false
+            })
+            guard started else { throw StudioProtocolError("the Kiro screen is busy: wait, or Disconnect") }
             connecting = true
             connectionError = nil
-            // In the background: Disconnect must not wait behind the scan (with its retries).
-            work.run { [weak self] in
-                await self?.connect()
-                self?.connecting = false
-            }
         case "disconnect":
             work.cancel()
             await session?.stop()
@@ -256,7 +266,10 @@ public final class KiroScreen: StudioScreen {
             follower = Task { [weak self] in
                 for await _ in events { await self?.redraw() }
             }
+            try Task.checkCancellation()
             try await session.start()
+            // A Disconnect that came while the session started, before it could be stopped.
+            if Task.isCancelled { await session.stop() }
             await redraw()
         } catch is CancellationError {
             return
@@ -290,6 +303,9 @@ public final class KiroScreen: StudioScreen {
         }
         if pages != drawn.pages { pages = drawn.pages }
         if shownPage != drawn.shown { shownPage = drawn.shown }
+        // The day as the app holds it now: the device completes tasks in it.
+        let day = Self.json(await dataSource.dayPack())
+        if dayJSON != day { dayJSON = day }
     }
 
     /// What a real device shows, as far as the app knows: the day it pushed and the selection

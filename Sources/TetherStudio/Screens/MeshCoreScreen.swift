@@ -58,6 +58,13 @@ public final class MeshCoreScreen: StudioScreen {
     @ObservationIgnored private var manager: ConnectionManager?
     @ObservationIgnored private var scanTask: Task<Void, Never>?
     @ObservationIgnored private let work = ScreenWork()
+    /// Messages being sent (each waits for its acknowledgement on its own).
+    @ObservationIgnored private var sends: [Int: Task<Void, Never>] = [:]
+    @ObservationIgnored private var sendSerial = 0
+    @ObservationIgnored private var scanSerial = 0
+
+    /// Messages that may await their acknowledgement at once; more are refused.
+    public static let sendLimit = 8
 
     /// A screen on `central` keeping messages in `store`; `network` (the simulator's mesh) adds
     /// the simulator's controls.
@@ -71,9 +78,9 @@ public final class MeshCoreScreen: StudioScreen {
 
     /// Stops scanning and disconnects the radio.
     public func stop() async {
-        scanTask?.cancel()
-        scanTask = nil
+        stopScan()
         work.cancel()
+        for send in sends.values { send.cancel() }
         model?.stop()
         await manager?.disconnect()
         await work.finish()
@@ -216,7 +223,9 @@ public final class MeshCoreScreen: StudioScreen {
             stopScan()
             // In the background: Disconnect must not wait behind a startup.
             work.cancel()
-            work.run { [weak self] in await self?.connect(to: id, found) }
+            guard work.run({ [weak self] in await self?.connect(to: id, found) }) else {
+                throw StudioProtocolError("connections are under way: wait, or Disconnect")
+            }
         case "disconnect":
             work.cancel()
             await manager?.disconnect()
@@ -239,9 +248,9 @@ public final class MeshCoreScreen: StudioScreen {
                     throw StudioProtocolError("the radio has no contact \(key)")
                 }
                 // Waits for the acknowledgement in the background; the ticks follow in the chat.
-                work.run { await model.send(text, to: contact) }
+                try startSend { await model.send(text, to: contact) }
             case .channel(let index)?:
-                work.run { await model.send(text, channel: UInt8(index)) }
+                try startSend { await model.send(text, channel: UInt8(index)) }
             case nil:
                 throw StudioProtocolError("pick a contact or a channel first")
             }
@@ -269,6 +278,8 @@ public final class MeshCoreScreen: StudioScreen {
         radios = []
         connectionError = nil
         let central = self.central
+        scanSerial += 1
+        let serial = scanSerial
         scanTask = Task { [weak self] in
             do {
                 let found = try await central.scan(filter: ScanFilter(name: .prefix(MeshCoreBLE.namePrefix)), timeout: .seconds(15))
@@ -276,11 +287,27 @@ public final class MeshCoreScreen: StudioScreen {
                     guard let self else { return }
                     self.found(peripheral)
                 }
+            } catch is CancellationError {
             } catch {
-                self?.connectionError = userFacingText(error)
+                if self?.scanSerial == serial { self?.connectionError = userFacingText(error) }
             }
-            self?.scanning = false
-            self?.scanTask = nil
+            // Only this scan's end: a newer one may be under way.
+            guard let self, self.scanSerial == serial else { return }
+            self.scanning = false
+            self.scanTask = nil
+        }
+    }
+
+    /// Sends in the background, at most ``sendLimit`` at once.
+    private func startSend(_ body: @escaping @MainActor () async -> Void) throws(StudioProtocolError) {
+        guard sends.count < Self.sendLimit else {
+            throw StudioProtocolError("\(Self.sendLimit) messages await their acknowledgement: wait for one")
+        }
+        sendSerial += 1
+        let id = sendSerial
+        sends[id] = Task { [weak self] in
+            await body()
+            self?.sends[id] = nil
         }
     }
 
@@ -304,7 +331,9 @@ public final class MeshCoreScreen: StudioScreen {
         // Another radio: the one before is let go.
         model?.stop()
         if let previous = manager { await previous.disconnect() }
+        guard !Task.isCancelled else { return }
         let transport = await BLETransport(central: central, peripheral: id)
+        guard !Task.isCancelled else { return }
         let session = MeshCoreSession(transport: transport, configuration: .init(appName: "Tether Studio"))
         let manager = ConnectionManager(session: session, store: store)
         let model = MeshCoreViewModel(manager: manager)
@@ -315,6 +344,11 @@ public final class MeshCoreScreen: StudioScreen {
         connectionError = nil
         await model.start()
         await model.connect()
+        // A Disconnect that came during the startup, before the manager was there to stop.
+        guard !Task.isCancelled else {
+            await manager.disconnect()
+            return
+        }
         if model.state == .ready { await model.refreshBattery() }
     }
 

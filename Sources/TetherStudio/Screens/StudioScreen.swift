@@ -156,25 +156,45 @@ public enum StudioValue: Sendable, Equatable, Decodable {
 #if os(macOS) || os(Linux)
 /// A screen's long work (a connection, a compose) run apart from its action queue, so an
 /// action that must interrupt it (Disconnect, Reset) is not queued behind it. One piece at a
-/// time: the next waits for the one before.
+/// time, in order, at most ``capacity`` started or waiting.
 @MainActor
 final class ScreenWork {
-    private var task: Task<Void, Never>?
+    /// Pieces of work started or waiting at once; more are refused.
+    static let capacity = 4
 
-    /// Runs `body` after the work under way (if any) ends.
-    func run(_ body: @escaping @MainActor () async -> Void) {
-        let previous = task
-        task = Task {
+    private var tasks: [Int: Task<Void, Never>] = [:]
+    private var last: Task<Void, Never>?
+    private var serial = 0
+
+    /// Runs `body` after the work before it ends, then `finally` — also when the work was
+    /// cancelled before `body` began, so what it promised to undo (a "composing" flag) is
+    /// undone. False (nothing runs) when ``capacity`` pieces are started or waiting.
+    @discardableResult
+    func run(_ body: @escaping @MainActor () async -> Void, finally: (@MainActor () -> Void)? = nil) -> Bool {
+        guard tasks.count < Self.capacity else { return false }
+        serial += 1
+        let id = serial
+        let previous = last
+        let task = Task { [weak self] in
             await previous?.value
-            guard !Task.isCancelled else { return }
-            await body()
+            if !Task.isCancelled { await body() }
+            finally?()
+            self?.tasks[id] = nil
         }
+        tasks[id] = task
+        last = task
+        return true
     }
 
-    /// Cancels the work under way and waiting (what it does on cancellation is its own).
-    func cancel() { task?.cancel() }
+    /// Cancels every piece started or waiting (what one under way does on cancellation is its
+    /// own; those waiting do not begin).
+    func cancel() {
+        for task in tasks.values { task.cancel() }
+    }
 
-    /// Waits for the work under way to end.
-    func finish() async { await task?.value }
+    /// Waits for every piece started or waiting to end.
+    func finish() async {
+        for task in Array(tasks.values) { await task.value }
+    }
 }
 #endif

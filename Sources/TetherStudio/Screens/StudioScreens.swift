@@ -115,6 +115,8 @@ public final class StudioScreens {
         let logger = self.logger
         return Task { @MainActor in
             for await queued in actions {
+                // Stopped: what is still buffered is not carried out.
+                guard !Task.isCancelled else { break }
                 do throws(StudioProtocolError) {
                     try await screen.perform(queued.action)
                 } catch {

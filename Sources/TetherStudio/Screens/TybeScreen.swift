@@ -48,6 +48,11 @@ public final class TybeScreen: StudioScreen {
     @ObservationIgnored private let emulator: TybeBridgeEmulator?
     @ObservationIgnored private var follower: Task<Void, Never>?
     @ObservationIgnored private let work = ScreenWork()
+    @ObservationIgnored private var pendingKeys: [[KeyStroke]] = []
+    @ObservationIgnored private var keySender: Task<Void, Never>?
+
+    /// Key events that may wait for the bridge; more are refused with a word.
+    public static let pendingKeyLimit = 256
     @ObservationIgnored private var hostWatcher: Task<Void, Never>?
     @ObservationIgnored private let clock: any Clock<Duration>
 
@@ -96,8 +101,7 @@ public final class TybeScreen: StudioScreen {
         follower = nil
         hostWatcher?.cancel()
         hostWatcher = nil
-        work.cancel()
-        await client.reset()
+        await reset()
         await work.finish()
     }
 
@@ -185,23 +189,23 @@ public final class TybeScreen: StudioScreen {
             model.clearLog()
         case "connect":
             // In the background: Reset must not wait behind a scan for the bridge.
-            work.run { [weak self] in
+            let started = work.run { [weak self] in
                 guard let self else { return }
                 do { try await self.client.connect() } catch { self.model.apply(.problem(userFacingText(error))) }
             }
+            guard started else { throw StudioProtocolError("the Tybe screen is busy: wait, or Reset") }
         case "reset":
-            work.cancel()
-            await client.reset()
+            await reset()
         case "foreground":
             // The page came back into view: §2.4's "Reset BLE on app foreground".
-            if model.settings.resetBLEOnForeground { await client.reset() }
+            if model.settings.resetBLEOnForeground { await reset() }
         case "key":
             let strokes = try Self.keystrokes(for: action)
             guard let strokes else {
                 model.apply(.problem("not sent: \(try action.string("key", maximumLength: 32)) is no key the bridge can type"))
                 return
             }
-            await send([strokes])
+            queueKeys([strokes])
         case "text":
             // An input method's commit (a Hangul syllable) or a paste: one frame per character.
             let text = try action.string("text", maximumLength: Self.textLimit)
@@ -213,13 +217,11 @@ public final class TybeScreen: StudioScreen {
                 }
             }
             if !untypeable.isEmpty { model.apply(.untypeable(untypeable)) }
-            await send(frames)
+            queueKeys(frames)
         case "compose":
             let text = try action.string("text", maximumLength: Self.composeLimit)
             guard !composing else { throw StudioProtocolError("a compose is being sent: wait for it, or Reset") }
-            composing = true
-            progress = nil
-            work.run { [weak self] in
+            let started = work.run { [weak self] in
                 guard let self else { return }
                 do {
                     let (plan, _) = try await self.client.compose(text)
@@ -228,9 +230,14 @@ public final class TybeScreen: StudioScreen {
                 } catch {
                     self.model.apply(.problem(userFacingText(error)))
                 }
-                self.composing = false
                 await self.refreshHost()
+            } finally: { [weak self] in
+                // Also when Reset cancelled it before it began.
+                self?.composing = false
             }
+            guard started else { throw StudioProtocolError("the Tybe screen is busy: wait, or Reset") }
+            composing = true
+            progress = nil
         case "hostInputSource":
             guard let host = emulator?.dongle.host else { throw StudioProtocolError("a real host's input source is set on the host") }
             let name = try action.string("source", maximumLength: 16)
@@ -248,25 +255,57 @@ public final class TybeScreen: StudioScreen {
 
     // MARK: Helpers
 
-    /// Sends each group of keys as one frame, in order; a failure is logged (§3.5: surfaced,
-    /// not a crash) and the rest are not sent.
-    private func send(_ frames: [[KeyStroke]]) async {
-        for strokes in frames {
+    /// Queues key events (each a frame) for the key sender: the action returns at once, so
+    /// Reset and the mode picker are never queued behind a reconnection.
+    private func queueKeys(_ frames: [[KeyStroke]]) {
+        guard !frames.isEmpty else { return }
+        guard pendingKeys.count + frames.count <= Self.pendingKeyLimit else {
+            model.apply(.problem("not sent: \(frames.count) key event(s); \(pendingKeys.count) wait for the bridge already"))
+            return
+        }
+        pendingKeys += frames
+        guard keySender == nil else { return }
+        keySender = Task { [weak self] in
+            await self?.sendKeys()
+            self?.keySender = nil
+        }
+    }
+
+    /// Sends the queued key events in order, each as one frame. A failure is logged (§3.5:
+    /// surfaced, not a crash) and the keys typed meanwhile are dropped with a word: they were
+    /// typed for a link that failed, and each would otherwise wait for a reconnection of its own.
+    private func sendKeys() async {
+        while !pendingKeys.isEmpty, !Task.isCancelled {
+            let strokes = pendingKeys.removeFirst()
             model.typed(strokes)
             do {
                 try await client.send(strokes)
             } catch {
                 model.apply(.problem(userFacingText(error)))
-                return
+                if !pendingKeys.isEmpty {
+                    model.apply(.problem("\(pendingKeys.count) key event(s) typed meanwhile were not sent"))
+                    pendingKeys.removeAll()
+                }
             }
         }
+    }
+
+    /// Drops the link, and the work and keys waiting for it.
+    private func reset() async {
+        work.cancel()
+        keySender?.cancel()
+        if !pendingKeys.isEmpty {
+            model.apply(.problem("\(pendingKeys.count) key event(s) waiting were not sent: reset"))
+            pendingKeys.removeAll()
+        }
+        await client.reset()
     }
 
     private func refreshHost() async {
         guard let host = emulator?.dongle.host else { return }
         let shown = Self.hostTextShown
         let state = await { @SimulationActor in
-            HostState(text: String(host.text.suffix(shown)), inputSource: host.inputSource.rawValue, keystrokes: host.keystrokes.count)
+            HostState(text: String(host.text.suffix(shown)), inputSource: host.inputSource.rawValue, keystrokes: host.keystrokeCount)
         }()
         if self.host != state { self.host = state }
     }

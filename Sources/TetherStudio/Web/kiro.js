@@ -30,7 +30,12 @@ studio.screens.kiro = (() => {
     const day = el("div", { className: "card" }, el("h3", {}, "The day pushed"),
       ui.day,
       el("div", { className: "row" },
-        el("button", { type: "button", id: "kiro-push", onclick: () => act(D, "push", { day: ui.day.value }) }, "Push"),
+        el("button", { type: "button", id: "kiro-push", onclick: () => {
+          // Until the server answers, the edit stays (a refused day is corrected, not lost).
+          ui.pushFrom = ui.state.day;
+          ui.errorBeforePush = ui.state.dayError;
+          act(D, "push", { day: ui.day.value });
+        } }, "Push"),
         el("button", { type: "button", id: "kiro-revert", onclick: () => { ui.day.value = ui.state.day; ui.dayEdited = false; } }, "Revert")),
       el("p", { className: "error", id: "kiro-day-error", hidden: true }),
       el("p", { className: "error", id: "kiro-sync-error", hidden: true }));
@@ -38,7 +43,8 @@ studio.screens.kiro = (() => {
     ui.log = el("div", { className: "log", id: "kiro-log" });
     ui.focus = el("tbody", { id: "kiro-focus" });
     const log = el("div", { className: "card" },
-      el("h3", {}, "Focus ", el("span", { id: "kiro-focus-time" }, "0 s")),
+      el("h3", {}, "Focus time ", el("span", { id: "kiro-focus-time" }, "0 s")),
+      el("p", { className: "muted", id: "kiro-session-time" }),
       el("table", { className: "list" }, el("thead", {}, el("tr", {}, ...["Task", "Start", "Outcome", "Time"].map((t) => el("th", {}, t)))), ui.focus),
       el("h3", {}, "Events ", el("button", { type: "button", id: "kiro-clear-log", onclick: () => act(D, "clearLog") }, "Clear")), ui.log);
     section.append(el("div", { className: "grid" }, panel, day, log));
@@ -60,13 +66,18 @@ studio.screens.kiro = (() => {
         el("a", { href: "export/kiro/page-" + page.name + ".svg", download: "" }, "SVG")))));
     $("kiro-shown").textContent = s.simulated ? (s.shownPage ? "" : "(the panel sleeps)") : "(drawn from the day pushed)";
     ui.simulator.hidden = !s.simulated;
+    if (ui.pushFrom !== undefined) {
+      if (s.day !== ui.pushFrom) { ui.dayEdited = false; ui.pushFrom = undefined; }
+      else if (s.dayError && s.dayError !== ui.errorBeforePush) ui.pushFrom = undefined;
+    }
+    // The day follows the app's (the device completes tasks in it) unless the user is editing it.
     if (!ui.dayEdited && document.activeElement !== ui.day) ui.day.value = s.day;
     for (const [id, text] of [["kiro-day-error", s.dayError], ["kiro-sync-error", s.syncError || s.sendFailure]]) {
       $(id).hidden = !text;
       $(id).textContent = text || "";
     }
-    if (s.dayError === undefined && ui.pushedDay !== s.day) { ui.pushedDay = s.day; ui.dayEdited = false; }
     $("kiro-focus-time").textContent = duration(s.focusSeconds);
+    $("kiro-session-time").textContent = "Focus time counts periods of 30 min or more (§9); all sessions together: " + duration(s.sessionSeconds) + ".";
     drawIfChanged(ui.focus, s.focusSessions, () => ui.focus.replaceChildren(...s.focusSessions.map((f) => el("tr", {},
       el("td", {}, f.title ?? f.taskId), el("td", {}, new Date(f.start).toLocaleTimeString()), el("td", {}, f.outcome),
       el("td", {}, f.seconds === undefined ? "—" : duration(f.seconds))))));

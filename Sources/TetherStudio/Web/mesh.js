@@ -28,7 +28,8 @@ studio.screens.mesh = (() => {
       act(D, "send", { text: ui.text.value });
       ui.text.value = "";
     };
-    ui.text.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); sendMessage(); } });
+    // Enter sends, unless it ends an input method's composition.
+    ui.text.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.isComposing && e.keyCode !== 229) { e.preventDefault(); sendMessage(); } });
     const chat = el("div", { className: "card span2", id: "mesh-chat" },
       el("h3", { id: "mesh-chat-title" }, "Pick a contact or a channel"),
       ui.messages,

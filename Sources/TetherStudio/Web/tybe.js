@@ -11,7 +11,19 @@ studio.screens.tybe = (() => {
     if (e.isComposing || e.key === "Process" || e.keyCode === 229) return;
     if (modifiersOnly.includes(e.key) || e.key === "Dead" || e.key === "Unidentified") return;
     e.preventDefault();
-    act(D, "key", { key: e.key, ctrl: e.ctrlKey, alt: e.altKey, shift: e.shiftKey, meta: e.metaKey });
+    // A held key repeats; §5: a tap is one key (hold-to-repeat is not implemented).
+    if (e.repeat) return;
+    let key = e.key;
+    // A shortcut names its key by position: on a Mac, Option+letter arrives as "å", "∫"…
+    const code = /^Key([A-Z])$|^Digit([0-9])$/.exec(e.code || "");
+    if (code && (e.altKey || e.ctrlKey || e.metaKey)) key = (code[1] || code[2]).toLowerCase();
+    act(D, "key", { key: key, ctrl: e.ctrlKey, alt: e.altKey, shift: e.shiftKey, meta: e.metaKey });
+  }
+
+  // Text (an input method's commit, a paste) in actions of at most 256 characters.
+  function sendText(text) {
+    const characters = Array.from(text);
+    for (let i = 0; i < characters.length; i += 256) act(D, "text", { text: characters.slice(i, i + 256).join("") });
   }
 
   function build(section) {
@@ -37,13 +49,21 @@ studio.screens.tybe = (() => {
 
     ui.capture = el("textarea", { id: "tybe-capture", rows: 2, placeholder: "Click here and type: each key press is sent as it happens", autocomplete: "off", spellcheck: false });
     ui.capture.addEventListener("keydown", keyEvent);
-    ui.capture.addEventListener("compositionend", (e) => { if (e.data) act(D, "text", { text: e.data }); ui.capture.value = ""; });
+    let composing = false;
+    ui.capture.addEventListener("compositionstart", () => { composing = true; });
+    ui.capture.addEventListener("compositionend", (e) => {
+      composing = false;
+      if (e.data) sendText(e.data);
+      // Cleared once the input method is done with the field: the next syllable's
+      // composition may begin at once, and clearing now would wipe it.
+      setTimeout(() => { if (!composing) ui.capture.value = ""; }, 0);
+    });
     // A paste (or a soft keyboard that sends no key events): its text, one frame per character.
     ui.capture.addEventListener("input", (e) => {
-      if (e.isComposing) return;
+      if (e.isComposing || composing || e.inputType === "insertFromComposition" || e.inputType === "insertCompositionText") return;
       const text = ui.capture.value;
       ui.capture.value = "";
-      if (text) act(D, "text", { text: text.slice(0, 256) });
+      if (text) sendText(text);
     });
     const toolbar = [["Tab", "⇥ Tab"], ["Escape", "esc"], ["ArrowLeft", "←"], ["ArrowUp", "↑"], ["ArrowDown", "↓"], ["ArrowRight", "→"], ["Backspace", "⌫"], ["Enter", "↩"]];
     ui.keyboardPane = el("div", { className: "card wide", id: "tybe-keyboard" },

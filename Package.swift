@@ -443,6 +443,8 @@ let package = Package(
                 "FlockFinder", "FlockFinderEmulator", "FlockFinderStorage",
                 "MeshCore", "MeshCoreEmulator", "MeshCoreStorage",
                 "TetherTesting",
+                // The studio's screens on the BlueZ driver.
+                .target(name: "TetherStudio", condition: .when(platforms: [.macOS, .linux])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The bluezoo launcher is Python, run by the rig.

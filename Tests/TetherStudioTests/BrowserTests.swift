@@ -27,6 +27,13 @@ struct StudioBrowserTests {
         "device_text_renders_as_text",
     ]
 
+    /// Everything `handle` yields until its end, read on a thread outside the concurrency pool.
+    static func readToEnd(_ handle: FileHandle) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: handle.readDataToEndOfFile()) }
+        }
+    }
+
     @Test func theScreensWorkInARealBrowser() async throws {
         let python = Self.root.appendingPathComponent(".venv/bin/python")
         try #require(FileManager.default.isExecutableFile(atPath: python.path),
@@ -48,9 +55,11 @@ struct StudioBrowserTests {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        // Both pipes drained while it runs: a chatty Chromium must not block on a full pipe.
-        async let stdoutData = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-        async let stderrData = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+        // Both pipes drained while it runs (a chatty Chromium must not block on a full pipe), on
+        // threads of their own: a blocking read on the concurrency pool (two threads on two
+        // cores) would starve every other test of this process for the script's whole run.
+        async let stdoutData = Self.readToEnd(output.fileHandleForReading)
+        async let stderrData = Self.readToEnd(errors.fileHandleForReading)
         let status = try await within(420, "the browser script") {
             // Past the bound, the script is interrupted (it stops Chromium and the studio it
             // started) and, if that does not end it, terminated: the wait ends either way.

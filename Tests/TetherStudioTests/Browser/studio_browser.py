@@ -106,7 +106,17 @@ class Run:
 
     def click(self, css):
         self.wait("%s clickable" % css, lambda b: self.find(css).is_displayed() and self.find(css).is_enabled())
-        self.find(css).click()
+        # Found and clicked in one step, retried: a screen may redraw the element in between.
+        self.wait("%s clicked" % css, lambda b: self.click_now(css))
+
+    def click_now(self, css, containing=None):
+        """Clicks the first element matching `css` (and containing the text `containing`) at
+        one instant; false when there is none yet."""
+        return self.browser.execute_script("""
+            const e = [...document.querySelectorAll(arguments[0])].find((e) => arguments[1] === null || e.textContent.includes(arguments[1]));
+            if (!e || e.disabled) return false;
+            e.click();
+            return true;""", css, containing)
 
     def open(self, screen):
         self.browser.get(self.url + "#" + screen)
@@ -179,13 +189,12 @@ def main():
         def gripfit_live():
             run.open("gripfit")
             run.click("#gripfit-scan")
-            run.wait("a GripFit to connect", lambda b: len(run.finds("button.gripfit-connect")) > 0)
-            run.finds("button.gripfit-connect")[0].click()
+            run.wait("a GripFit to connect", lambda b: run.click_now("button.gripfit-connect"))
             run.wait("connected", lambda b: run.text("#gripfit-connection") == "connected")
             run.wait("live points on the chart", lambda b: int(run.find("#gripfit-chart svg").get_attribute("data-points") or 0) >= 10)
             first = int(run.find("#gripfit-chart svg").get_attribute("data-points"))
             run.wait("more points", lambda b: int(run.find("#gripfit-chart svg").get_attribute("data-points")) > first)
-            polyline = run.find("#gripfit-chart svg polyline.series-force").get_attribute("points")
+            polyline = run.attributes("#gripfit-chart svg polyline.series-force", "points")[0]
             assert len(polyline.split()) >= 10, polyline
             return {"points": first, "dot": run.find("#gripfit-dot").get_attribute("class")}
         run.check("gripfit_chart_receives_live_points", gripfit_live)
@@ -211,7 +220,7 @@ def main():
             run.wait("the squeeze released", lambda b: abs(number(run.text("#gripfit-raw"))) < 20000)
             run.click("#gripfit-record")
             run.wait("a session saved", lambda b: len(run.finds("#gripfit-sessions tbody tr")) == 1)
-            run.finds("#gripfit-sessions tbody tr")[0].click()
+            run.wait("the session picked", lambda b: run.click_now("#gripfit-sessions tbody tr"))
             run.wait("its curve", lambda b: len(run.finds("#gripfit-curve svg polyline")) == 1)
             run.shot("gripfit")
             return {"peak": number(run.text("#gripfit-peak")), "saved": run.text("#gripfit-last-saved")}
@@ -274,8 +283,7 @@ def main():
             run.open("mesh")
             run.click("#mesh-scan")
             run.wait("the base radio", lambda b: any("Tether Base" in t for t in run.texts("button.mesh-connect")))
-            buttons = [b for b in run.finds("button.mesh-connect") if "Tether Base" in b.text]
-            buttons[0].click()
+            run.wait("the base radio picked", lambda b: run.click_now("button.mesh-connect", "Tether Base"))
             run.wait("the radio ready", lambda b: run.text("#mesh-connection").startswith("ready"), timeout=45)
             run.wait("the green dot", lambda b: "green" in run.find("#mesh-dot").get_attribute("class"))
             run.wait("the Echo contact", lambda b: len(run.finds('#mesh-contacts li[data-name="Echo"]')) == 1)

@@ -183,6 +183,8 @@ public final class MeshCoreStreamHost {
                             guard let self, self.clients[id] != nil else { return }
                             self.received(frame, from: id)
                             guard await self.roomForMore(id) else { return }
+                            // A pause for room is the host's, not the app's silence.
+                            reassembler.resumeReading(at: ContinuousClock.now)
                         }
                     }
                 }

@@ -316,6 +316,23 @@ private let quietLogger = Logger(label: "test.quiet") { _ in SwiftLogNoOpLogHand
         #expect(reassembler.push(Data(frame([5], marker: meshMarker)), at: late) == [Data([5])])
     }
 
+    @Test func aPauseOfTheReaderIsNotTheSendersSilence() {
+        var reassembler = Reassembler(marker: meshMarker, idleTimeout: .seconds(2))
+        let start = FakeInstant.zero
+        // A read ends inside a frame; the reader then stops for 3 s (its consumer is full)
+        // while the rest waits in the socket, and reads again.
+        #expect(reassembler.push(Data([0x3E, 0x00, 0x04, 0x01]), at: start) == [])
+        let resumed = start.advanced(by: .seconds(3))
+        reassembler.resumeReading(at: resumed)
+        #expect(reassembler.push(Data([0x02, 0x03, 0x04]), at: resumed.advanced(by: .milliseconds(1))) == [Data([1, 2, 3, 4])])
+        #expect(reassembler.discardedFrameCount == 0)
+        // With nothing pending, resuming starts no wait: a later partial frame times out from its own bytes.
+        reassembler.resumeReading(at: resumed.advanced(by: .seconds(10)))
+        let later = resumed.advanced(by: .seconds(20))
+        #expect(reassembler.push(Data([0x3E, 0x00, 0x02, 0x09]), at: later) == [])
+        #expect(reassembler.push(Data([0x0A]), at: later.advanced(by: .seconds(1))) == [Data([9, 10])])
+    }
+
     @Test func idleTimeoutMeasuresFromTheLastByte() {
         var reassembler = Reassembler(idleTimeout: .seconds(2))
         var now = FakeInstant.zero

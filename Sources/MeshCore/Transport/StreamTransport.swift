@@ -207,14 +207,19 @@ public actor StreamTransport: MeshTransport, MeshLinkReporting {
         guard mine == serial else { return false }
         let frames = reassembler.push(Data(buffer.readableBytesView), at: clock.now)
         reportDiscards()
+        var waited = false
         for frame in frames {
             while inbox.isFull {
+                waited = true
                 let room = await withCheckedContinuation { inbox.parkProducer($0) }
                 guard room, mine == serial else { return false }
             }
             guard mine == serial else { return false }
             inbox.append(frame)
         }
+        // Reading stopped while the queue was full: that pause is the app's, not the radio's
+        // silence, and must not time out the partial frame the last read ended in.
+        if waited { reassembler.resumeReading(at: clock.now) }
         return true
     }
 

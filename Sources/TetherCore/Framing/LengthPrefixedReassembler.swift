@@ -147,6 +147,15 @@ where Instant.Duration == Duration {
         return payloads
     }
 
+    /// The reader paused (its consumer had no room) and reads again at `now`: a partial frame's
+    /// wait for its next byte starts again, so the time spent not reading is not taken for the
+    /// sender's silence. The bytes that follow were waiting in the socket all along; without
+    /// this, a slow consumer's pause longer than ``idleTimeout`` discarded a frame that was
+    /// arriving whole.
+    public mutating func resumeReading(at now: Instant) {
+        if lastByteAt != nil { lastByteAt = now }
+    }
+
     /// Forgets the unfinished frame, for example when the connection drops, so that the
     /// next connection's bytes are not read as the rest of an old frame.
     ///

@@ -72,6 +72,13 @@ func until<S: StudioScreen>(_ screen: S, _ seconds: Double = 15, _ what: String,
     try await observedValue(seconds, what, { screen.state() }, until: condition)
 }
 
+extension StudioScreen {
+    /// Carries out the page's request `name` with `arguments` on this screen.
+    func perform(_ name: String, _ arguments: [String: StudioValue] = [:]) async throws(StudioProtocolError) {
+        try await perform(StudioAction(device: device, name: name, arguments: arguments))
+    }
+}
+
 /// Messages of one socket until one satisfies `match`.
 func message(from messages: inout WebSocketInboundMessageStream.AsyncIterator, where match: ([String: Any]) -> Bool) async throws -> [String: Any] {
     while let message = object(try await messages.next()) {
@@ -216,11 +223,11 @@ struct GripFitScreenTests {
         let store = InMemoryGripSessionStore()
         let screen = GripFitScreen(central: world.central, store: store, emulator: world.emulators.gripFit)
         await screen.start()
-        try await screen.perform(StudioAction(device: "gripfit", name: "scan", arguments: ["on": .bool(true)]))
+        try await screen.perform("scan", ["on": .bool(true)])
         let found = try await until(screen, 10, "a GripFit found") { !$0.devices.isEmpty }
         #expect(found.devices.first?.name.contains("GRIPFIT") == true)
         #expect(found.simulated)
-        try await screen.perform(StudioAction(device: "gripfit", name: "connect", arguments: ["id": .string(found.devices[0].id)]))
+        try await screen.perform("connect", ["id": .string(found.devices[0].id)])
         let live = try await until(screen, 10, "readings on the chart") { $0.connection == "connected" && $0.chart.count >= 5 }
         #expect(live.dot == "green")
         #expect(live.firmware != nil)
@@ -229,23 +236,23 @@ struct GripFitScreenTests {
         #expect(zip(live.chart, live.chart.dropFirst()).allSatisfy { $0[0] <= $1[0] })
 
         await world.emulators.gripFit.setProfile(.idle)
-        try await screen.perform(StudioAction(device: "gripfit", name: "tare"))
+        try await screen.perform("tare")
         #expect(screen.model.commandError == nil)
         let tared = try await until(screen, 10, "readings near zero after tare") { ($0.latest?[1]).map { abs($0) < 2_000 } == true }
         #expect(abs(tared.latest![0]) < 2_000)
 
-        try await screen.perform(StudioAction(device: "gripfit", name: "record", arguments: ["on": .bool(true)]))
-        try await screen.perform(StudioAction(device: "gripfit", name: "simulateSqueeze", arguments: ["peak": .number(300_000)]))
+        try await screen.perform("record", ["on": .bool(true)])
+        try await screen.perform("simulateSqueeze", ["peak": .number(300_000)])
         let squeezed = try await until(screen, 10, "a squeeze seen") { ($0.lastSqueeze?.peak ?? 0) > 250_000 }
         #expect(squeezed.recording && squeezed.recordingSamples > 10)
         #expect((squeezed.bestPeak ?? 0) > 250_000)
-        try await screen.perform(StudioAction(device: "gripfit", name: "record", arguments: ["on": .bool(false)]))
+        try await screen.perform("record", ["on": .bool(false)])
         let saved = screen.state()
         #expect(saved.sessions.count == 1)
         #expect(saved.lastSaved?.maxForce == saved.sessions.first?.maxForce)
         let id = try #require(saved.sessions.first?.id)
 
-        try await screen.perform(StudioAction(device: "gripfit", name: "select", arguments: ["id": .string(id)]))
+        try await screen.perform("select", ["id": .string(id)])
         let selected = screen.state()
         #expect(selected.selected?.id == id)
         #expect(selected.selectedCurve.count == min(saved.sessions[0].samples, GripFitScreen.curvePoints))
@@ -258,13 +265,13 @@ struct GripFitScreenTests {
         await #expect(throws: StudioProtocolError("GripFit exports sessions.csv or <session id>.csv")) { try await screen.export("x.txt") }
 
         // Calibrated: force = slope × (raw − offset), raw unchanged.
-        try await screen.perform(StudioAction(device: "gripfit", name: "calibrate", arguments: ["slope": .number(0.001), "zeroOffset": .number(0)]))
+        try await screen.perform("calibrate", ["slope": .number(0.001), "zeroOffset": .number(0)])
         let calibrated = try await until(screen, 10, "calibrated readings") { state in
             state.chart.last.map { abs($0[1] - $0[2] * 0.001) < 1e-6 && $0[2] != 0 } == true
         }
         #expect(calibrated.calibration?["slope"] == 0.001)
 
-        try await screen.perform(StudioAction(device: "gripfit", name: "delete", arguments: ["id": .string(id)]))
+        try await screen.perform("delete", ["id": .string(id)])
         #expect(screen.state().sessions.isEmpty)
         #expect(screen.state().selected == nil)
         await screen.stop()
@@ -275,23 +282,22 @@ struct GripFitScreenTests {
         let world = await DeviceScreenWorld()
         let screen = GripFitScreen(central: world.central, store: InMemoryGripSessionStore())
         await screen.start()
-        let action = { (name: String, arguments: [String: StudioValue]) in StudioAction(device: "gripfit", name: name, arguments: arguments) }
-        await #expect(throws: StudioProtocolError("\"ms\" must be 20…1000")) { try await screen.perform(action("rate", ["ms": .number(5)])) }
-        await #expect(throws: StudioProtocolError("\"id\" is not an identifier")) { try await screen.perform(action("connect", ["id": .string("nope")])) }
+        await #expect(throws: StudioProtocolError("\"ms\" must be 20…1000")) { try await screen.perform("rate", ["ms": .number(5)]) }
+        await #expect(throws: StudioProtocolError("\"id\" is not an identifier")) { try await screen.perform("connect", ["id": .string("nope")]) }
         let stranger = UUID().uuidString
         await #expect(throws: StudioProtocolError("no GripFit \(stranger) was found: scan first")) {
-            try await screen.perform(action("connect", ["id": .string(stranger)]))
+            try await screen.perform("connect", ["id": .string(stranger)])
         }
         await #expect(throws: StudioProtocolError("\"slope\" must not be 0")) {
-            try await screen.perform(action("calibrate", ["slope": .number(0), "zeroOffset": .number(0)]))
+            try await screen.perform("calibrate", ["slope": .number(0), "zeroOffset": .number(0)])
         }
         // Not the simulator's: no squeezing by button.
         await #expect(throws: StudioProtocolError("a real GripFit is squeezed by hand")) {
-            try await screen.perform(action("simulateSqueeze", ["peak": .number(300_000)]))
+            try await screen.perform("simulateSqueeze", ["peak": .number(300_000)])
         }
-        await #expect(throws: StudioProtocolError("no saved session \(stranger)")) { try await screen.perform(action("select", ["id": .string(stranger)])) }
+        await #expect(throws: StudioProtocolError("no saved session \(stranger)")) { try await screen.perform("select", ["id": .string(stranger)]) }
         // Tare with no GripFit: the view model says why.
-        try await screen.perform(action("tare", [:]))
+        try await screen.perform("tare", [:])
         #expect(screen.state().commandError == GripFitCommandError.notConnected.errorDescription)
         #expect(screen.state().simulated == false)
         await screen.stop()
@@ -317,12 +323,12 @@ struct FlockFinderScreenTests {
         let store = try DetectionStore.inMemory(minimumConfidence: 0.5, locationProvider: drive)
         let screen = FlockFinderScreen(central: world.central, store: store, emulator: world.emulators.flock, drive: drive)
         await screen.start()
-        try await screen.perform(StudioAction(device: "flock", name: "scan", arguments: ["on": .bool(true)]))
+        try await screen.perform("scan", ["on": .bool(true)])
         // The client connects to the first detector that advertises the service.
         let connected = try await until(screen, 15, "the detector connected") { $0.connection == "Connected" }
         #expect(connected.dot == "green")
         #expect(connected.simulated)
-        try await screen.perform(StudioAction(device: "flock", name: "simulateDriveBy"))
+        try await screen.perform("simulateDriveBy")
         let seen = try await until(screen, 20, "three kinds of camera detected and stored") {
             Set($0.live.map(\.type)).count >= 3 && Set($0.history.map(\.type)).count >= 3
                 && $0.storedCounts.values.reduce(0, +) == $0.history.count
@@ -331,7 +337,7 @@ struct FlockFinderScreenTests {
         #expect(seen.live.allSatisfy { !$0.proximity.isEmpty && (0...1).contains($0.confidence) })
         #expect(seen.history.allSatisfy { $0.latitude != nil && $0.longitude != nil })
         // The list's filter hides what is below it; the counts stay.
-        try await screen.perform(StudioAction(device: "flock", name: "filter", arguments: ["minimum": .number(1)]))
+        try await screen.perform("filter", ["minimum": .number(1)])
         let filtered = screen.state()
         #expect(filtered.live.isEmpty)
         #expect(filtered.minimumConfidence == 1)
@@ -342,17 +348,17 @@ struct FlockFinderScreenTests {
         let json = try await screen.export("detections.json")
         #expect(try DetectionStore.decodeJSONExport(json.body).count >= 3)
 
-        try await screen.perform(StudioAction(device: "flock", name: "stream", arguments: ["on": .bool(true)]))
+        try await screen.perform("stream", ["on": .bool(true)])
         let streaming = try await until(screen, 10, "debug stream lines") { $0.streaming && !$0.stream.isEmpty }
         #expect(streaming.stream.allSatisfy { !$0.evt.isEmpty })
 
-        try await screen.perform(StudioAction(device: "flock", name: "threshold", arguments: ["minimum": .number(0.9)]))
+        try await screen.perform("threshold", ["minimum": .number(0.9)])
         #expect(screen.state().recordingThreshold == 0.9)
         await #expect(throws: StudioProtocolError("\"command\" must be PING, STATUS or RESET")) {
-            try await screen.perform(StudioAction(device: "flock", name: "command", arguments: ["command": .string("REBOOT")]))
+            try await screen.perform("command", ["command": .string("REBOOT")])
         }
-        try await screen.perform(StudioAction(device: "flock", name: "command", arguments: ["command": .string("STATUS")]))
-        try await screen.perform(StudioAction(device: "flock", name: "clear"))
+        try await screen.perform("command", ["command": .string("STATUS")])
+        try await screen.perform("clear")
         #expect(screen.state().live.isEmpty)
         await screen.stop()
     }

@@ -15,17 +15,13 @@ final class MemorySettings: TybeSettingsStore, @unchecked Sendable {
 
 @Suite("Tether Studio: the Tybe screen")
 struct TybeScreenTests {
-    func action(_ name: String, _ arguments: [String: StudioValue] = [:]) -> StudioAction {
-        StudioAction(device: "tybe", name: name, arguments: arguments)
-    }
-
     @MainActor
     @Test func keysBecomeFramesThePillsTurnGreenAndTheHostTypes() async throws {
         let world = await DeviceScreenWorld()
         let screen = TybeScreen(central: world.central, settings: MemorySettings(), emulator: world.emulators.tybe)
         await screen.start()
         #expect(screen.state().link.colour == "grey" && screen.state().bridge.text == "Bridge: —")
-        for key in ["h", "I", "Enter"] { try await screen.perform(action("key", ["key": .string(key)])) }
+        for key in ["h", "I", "Enter"] { try await screen.perform("key", ["key": .string(key)]) }
         let typed = try await until(screen, 15, "three frames acknowledged and typed") { $0.host?.text == "hI\n" && $0.frames == 3 }
         #expect(typed.link == TybeScreen.Pill(text: "BLE: connected", colour: "green"))
         #expect(typed.bridge == TybeScreen.Pill(text: "Bridge: OK", colour: "green"))
@@ -36,18 +32,18 @@ struct TybeScreenTests {
         #expect(typed.log.contains { $0.level == "OK" })
 
         // Shortcuts carry their modifiers (the host types nothing for them); Korean is one frame per syllable.
-        try await screen.perform(action("key", ["key": .string("c"), "ctrl": .bool(true)]))
-        try await screen.perform(action("hostInputSource", ["source": .string("korean")]))
-        try await screen.perform(action("text", ["text": .string("한글")]))
+        try await screen.perform("key", ["key": .string("c"), "ctrl": .bool(true)])
+        try await screen.perform("hostInputSource", ["source": .string("korean")])
+        try await screen.perform("text", ["text": .string("한글")])
         let korean = try await until(screen, 15, "the syllables typed") { $0.host?.text == "hI\n한글" }
         #expect(korean.frames == 6)
         #expect(korean.host?.inputSource == "korean")
         #expect(korean.recentKeys.contains("⌃c"))
 
         // Untypeable keys are logged, not sent.
-        try await screen.perform(action("key", ["key": .string("€")]))
+        try await screen.perform("key", ["key": .string("€")])
         #expect(screen.state().log.last?.message == "not sent: € is no key the bridge can type")
-        try await screen.perform(action("text", ["text": .string("😀")]))
+        try await screen.perform("text", ["text": .string("😀")])
         #expect(screen.state().log.last?.level == "WARN")
         await screen.stop()
     }
@@ -57,12 +53,12 @@ struct TybeScreenTests {
         let world = await DeviceScreenWorld()
         let screen = TybeScreen(central: world.central, settings: MemorySettings(), emulator: world.emulators.tybe)
         await screen.start()
-        try await screen.perform(action("mode", ["mode": .string("compose")]))
-        try await screen.perform(action("hostInputSource", ["source": .string("korean")]))
-        try await screen.perform(action("compose", ["text": .string("안녕하세요 hello")]))
+        try await screen.perform("mode", ["mode": .string("compose")])
+        try await screen.perform("hostInputSource", ["source": .string("korean")])
+        try await screen.perform("compose", ["text": .string("안녕하세요 hello")])
         #expect(screen.state().composing)
         await #expect(throws: StudioProtocolError("a compose is being sent: wait for it, or Reset")) {
-            try await screen.perform(action("compose", ["text": .string("again")]))
+            try await screen.perform("compose", ["text": .string("again")])
         }
         let planned = TybePlanner.plan("안녕하세요 hello").keystrokes.count
         let done = try await until(screen, 20, "the compose sent, acknowledged and typed") {
@@ -84,12 +80,12 @@ struct TybeScreenTests {
         let screen = TybeScreen(central: world.central, settings: MemorySettings(), emulator: world.emulators.tybe)
         await screen.start()
         // A compose queued behind a connection, then Reset before either ends.
-        try await screen.perform(action("connect"))
-        try await screen.perform(action("compose", ["text": .string(String(repeating: "reset me ", count: 200))]))
-        try await screen.perform(action("reset"))
+        try await screen.perform("connect")
+        try await screen.perform("compose", ["text": .string(String(repeating: "reset me ", count: 200))])
+        try await screen.perform("reset")
         _ = try await until(screen, 10, "no compose under way") { !$0.composing }
         // The screen is usable again.
-        try await screen.perform(action("compose", ["text": .string("ok")]))
+        try await screen.perform("compose", ["text": .string("ok")])
         _ = try await until(screen, 20, "the next compose typed") { !$0.composing && $0.host?.text.hasSuffix("ok") == true }
         await screen.stop()
     }
@@ -100,24 +96,24 @@ struct TybeScreenTests {
         let settings = MemorySettings()
         let screen = TybeScreen(central: world.central, settings: settings)
         await screen.start()
-        try await screen.perform(action("bridgeName", ["name": .string("  Desk Bridge ")]))
-        try await screen.perform(action("settings", ["showLogByDefault": .bool(true), "resetBLEOnForeground": .bool(true)]))
+        try await screen.perform("bridgeName", ["name": .string("  Desk Bridge ")])
+        try await screen.perform("settings", ["showLogByDefault": .bool(true), "resetBLEOnForeground": .bool(true)])
         #expect(settings.load().bridgeName == "Desk Bridge")
         #expect(settings.load().showLogByDefault && settings.load().resetBLEOnForeground)
         #expect(screen.state().bridgeName == "Desk Bridge")
         await #expect(throws: StudioProtocolError("a bridge name is 1 to 64 printable characters")) {
-            try await screen.perform(action("bridgeName", ["name": .string("a\u{0}b")]))
+            try await screen.perform("bridgeName", ["name": .string("a\u{0}b")])
         }
-        await #expect(throws: StudioProtocolError("\"mode\" must be keyboard or compose")) { try await screen.perform(action("mode", ["mode": .string("x")])) }
+        await #expect(throws: StudioProtocolError("\"mode\" must be keyboard or compose")) { try await screen.perform("mode", ["mode": .string("x")]) }
         await #expect(throws: StudioProtocolError("a real host's input source is set on the host")) {
-            try await screen.perform(action("hostInputSource", ["source": .string("korean")]))
+            try await screen.perform("hostInputSource", ["source": .string("korean")])
         }
         await #expect(throws: StudioProtocolError("\"text\" is longer than 256 characters")) {
-            try await screen.perform(action("text", ["text": .string(String(repeating: "a", count: 300))]))
+            try await screen.perform("text", ["text": .string(String(repeating: "a", count: 300))])
         }
-        try await screen.perform(action("showLog", ["on": .bool(true)]))
+        try await screen.perform("showLog", ["on": .bool(true)])
         #expect(screen.state().showLog)
-        try await screen.perform(action("clearLog"))
+        try await screen.perform("clearLog")
         #expect(screen.state().log.isEmpty)
         #expect(!screen.state().simulated && screen.state().host == nil)
         await screen.stop()

@@ -160,21 +160,8 @@ public final class FlockFinderScreen: StudioScreen {
     // MARK: Actions
 
     public func perform(_ action: StudioAction) async throws(StudioProtocolError) {
+        if try await work.performConnectionAction(action, on: model, noun: "detector") { return }
         switch action.name {
-        case "scan":
-            if try action.flag("on") { await model.startScanning() } else { await model.stopScanning() }
-        case "connect":
-            let id = PeripheralID(try action.uuid("id"))
-            guard let device = model.devices.first(where: { $0.id == id }) else {
-                throw StudioProtocolError("no detector \(id) was found: scan first")
-            }
-            // In the background: Disconnect must not wait behind a connection attempt.
-            guard work.run({ [weak self] in await self?.model.connect(to: device) }) else {
-                throw StudioProtocolError("connections are under way: wait, or Disconnect")
-            }
-        case "disconnect":
-            work.cancel()
-            await model.disconnect()
         case "stream":
             await model.setStreaming(try action.flag("on"))
         case "command":

@@ -162,21 +162,8 @@ public final class GripFitScreen: StudioScreen {
     // MARK: Actions
 
     public func perform(_ action: StudioAction) async throws(StudioProtocolError) {
+        if try await work.performConnectionAction(action, on: model, noun: "GripFit") { return }
         switch action.name {
-        case "scan":
-            if try action.flag("on") { await model.startScanning() } else { await model.stopScanning() }
-        case "connect":
-            let id = PeripheralID(try action.uuid("id"))
-            guard let device = model.devices.first(where: { $0.id == id }) else {
-                throw StudioProtocolError("no GripFit \(id) was found: scan first")
-            }
-            // In the background: Disconnect must not wait behind a connection attempt.
-            guard work.run({ [weak self] in await self?.model.connect(to: device) }) else {
-                throw StudioProtocolError("connections are under way: wait, or Disconnect")
-            }
-        case "disconnect":
-            work.cancel()
-            await model.disconnect()
         case "tare":
             // The view model keeps why it failed (commandError); the page shows it.
             await model.tare()

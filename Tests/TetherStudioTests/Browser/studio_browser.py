@@ -134,8 +134,11 @@ class Run:
             self.browser.save_screenshot(os.path.join(self.screenshots, name + ".png"))
 
     def check(self, name, body):
+        """Runs one check: it fails on an exception, or on an error in the page's console."""
         try:
             detail = body()
+            errors = self.console_errors()
+            assert not errors, "console errors: %r" % errors
             result = {"check": name, "ok": True, "detail": detail}
         except Exception as error:
             result = {"check": name, "ok": False, "detail": "%s: %s" % (type(error).__name__, error),
@@ -182,7 +185,6 @@ def main():
             names = sorted(cell.text for cell in run.finds("#peripherals td.name"))
             run.click("#scan")
             run.shot("devices")
-            assert not run.console_errors()
             return {"names": names}
         run.check("devices_scan_lists_the_simulated_devices", devices_scan)
 
@@ -208,7 +210,6 @@ def main():
             run.click("#gripfit-tare")
             run.wait("readings near zero", lambda b: abs(number(run.text("#gripfit-raw"))) < 2000)
             after = number(run.text("#gripfit-raw"))
-            assert not run.console_errors()
             return {"before": before, "after": after}
         run.check("gripfit_tare_zeroes_the_readings", gripfit_tare)
 
@@ -238,7 +239,6 @@ def main():
             run.click("#flock-stream")
             run.wait("debug stream lines", lambda b: len(run.finds("#flock-stream-view div")) >= 3)
             run.shot("flock")
-            assert not run.console_errors()
             return {"types": types}
         run.check("flockfinder_detection_appears", flock_detection)
 
@@ -255,7 +255,6 @@ def main():
             frames = int(run.text("#tybe-frames"))
             assert frames >= 3, frames
             assert run.text("#tybe-last-key") == "⇥", run.text("#tybe-last-key")
-            assert not run.console_errors()
             return {"frames": frames, "pills": [run.text(p) for p in ["#tybe-link", "#tybe-bridge", "#tybe-dongle"]]}
         run.check("tybe_keyboard_keys_become_frames_and_the_pills_turn_green", tybe_keyboard)
 
@@ -275,7 +274,6 @@ def main():
             run.wait("every frame acknowledged", lambda b: re.search(r"sent: (\d+)/\1 frames, \1 acknowledged", run.text("#tybe-progress")))
             run.wait("the log's per-frame lines", lambda b: "acknowledged" in run.text("#tybe-log"))
             run.shot("tybe")
-            assert not run.console_errors()
             return {"host": run.text("#tybe-host-text"), "progress": run.text("#tybe-progress")}
         run.check("tybe_compose_reaches_the_korean_host", tybe_compose)
 
@@ -296,7 +294,6 @@ def main():
             ticks = run.text('#mesh-messages .bubble.outgoing[data-status="delivered"] .meta')
             assert "✓✓" in ticks, ticks
             run.shot("mesh")
-            assert not run.console_errors()
             return {"ticks": ticks, "settings": run.text("#mesh-settings")[:200]}
         run.check("mesh_message_is_confirmed_and_a_reply_appears", mesh_chat)
 
@@ -315,7 +312,6 @@ def main():
             run.click("#kiro-push")
             run.wait("the edited day on the panel", lambda b: "Review the studio" in run.text('#kiro-pages figure[data-page="overview"] pre'))
             run.shot("kiro")
-            assert not run.console_errors()
             return {"focus": run.text("#kiro-focus-time"), "panel": run.text('#kiro-pages figure.shown figcaption')}
         run.check("kiro_pages_follow_the_device_and_an_edited_day_is_pushed", kiro_pages)
 

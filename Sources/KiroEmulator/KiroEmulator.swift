@@ -32,27 +32,27 @@ public final class KiroEmulator: PeripheralBehavior {
     public var staleAfter: Duration
 
     /// The last DayPack received.
-    public private(set) var dayPack: DayPack?
+    public private(set) var dayPack: DayPack? { didSet { changed.send() } }
     /// The last TaskInPage received.
-    public private(set) var taskInPage: TaskInPage?
+    public private(set) var taskInPage: TaskInPage? { didSet { changed.send() } }
     /// The last PetStatus received.
-    public private(set) var petStatus: PetStatus?
+    public private(set) var petStatus: PetStatus? { didSet { changed.send() } }
     /// The last TaskList received.
-    public private(set) var taskList: TaskList?
+    public private(set) var taskList: TaskList? { didSet { changed.send() } }
     /// The last Schedule received.
-    public private(set) var schedule: Schedule?
+    public private(set) var schedule: Schedule? { didSet { changed.send() } }
     /// The last Weather received.
-    public private(set) var weather: Weather?
+    public private(set) var weather: Weather? { didSet { changed.send() } }
     /// The operating mode.
-    public private(set) var mode: DeviceMode = .interactive
+    public private(set) var mode: DeviceMode = .interactive { didSet { changed.send() } }
     /// The page on screen.
-    public private(set) var page: Page = .startOfDay
+    public private(set) var page: Page = .startOfDay { didSet { changed.send() } }
     /// The task the wheel points at (index into the DayPack's top tasks).
-    public private(set) var selectedIndex = 0
+    public private(set) var selectedIndex = 0 { didSet { changed.send() } }
     /// Battery percentage.
-    public private(set) var batteryLevel: UInt8 = 87
+    public private(set) var batteryLevel: UInt8 = 87 { didSet { changed.send() } }
     /// True while the device sleeps.
-    public private(set) var isAsleep = false
+    public private(set) var isAsleep = false { didSet { changed.send() } }
     /// Every command accepted, in order.
     public private(set) var commandsReceived: [BLEDataType] = []
     /// Packets rejected (malformed, unknown type, bad checksum, timed out).
@@ -64,8 +64,9 @@ public final class KiroEmulator: PeripheralBehavior {
     private var context: PeripheralContext?
     private var lastDataAt: Duration?
     /// Device clock: Unix seconds at `clockSetAt` of virtual time.
-    private var clockBase: UInt32
+    private var clockBase: UInt32 { didSet { changed.send() } }
     private var clockSetAt: Duration = .zero
+    private let changed = ChangeSignal()
     private let logger = Logger(label: "tether.kiro.emulator")
 
     /// Creates the firmware. `clock` is the device clock's Unix time before the first Time sync.
@@ -88,6 +89,11 @@ public final class KiroEmulator: PeripheralBehavior {
         let elapsed = ((context?.now ?? clockSetAt) - clockSetAt).components.seconds
         return clockBase &+ UInt32(clamping: max(0, elapsed))
     }
+
+    /// A signal for every change of what the panel shows: the data received, the page, the
+    /// selection, the mode, the battery, sleep, and the clock being set (one for many when the
+    /// observer is behind). The clock's minutes passing are not changes.
+    public func changes() -> AsyncStream<Void> { changed.changes() }
 
     // MARK: The scripted user
 

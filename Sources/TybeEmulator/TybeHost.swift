@@ -23,7 +23,10 @@ public final class TybeHost {
     /// The active input source. Switching commits the syllable being composed, as real
     /// input methods do.
     public var inputSource: InputSource {
-        didSet { if oldValue != inputSource { commitPreedit() } }
+        didSet {
+            if oldValue != inputSource { commitPreedit() }
+            changed.send()
+        }
     }
 
     /// The keystrokes received, in order (including ones that typed nothing): the last
@@ -40,6 +43,7 @@ public final class TybeHost {
     /// Text committed to the text field, excluding the input method's syllable in progress.
     private var committedText = ""
     private var ime = KoreanInputMethod()
+    private let changed = ChangeSignal()
 
     /// Creates a host with an empty text field.
     public nonisolated init(inputSource: InputSource = .english) {
@@ -52,8 +56,13 @@ public final class TybeHost {
     /// The syllable the Korean input method is composing (empty in English).
     public var preedit: String { ime.preedit }
 
+    /// A signal for every keystroke received and every change of the text field or the input
+    /// source (one for many when the observer is behind).
+    public func changes() -> AsyncStream<Void> { changed.changes() }
+
     /// Receives one key press and release from the USB keyboard.
     public func press(_ stroke: KeyStroke) {
+        defer { changed.send() }
         keystrokes.append(stroke)
         keystrokeCount += 1
         // Trimmed in steps, not at every key.
@@ -91,6 +100,7 @@ public final class TybeHost {
         keystrokeCount = 0
         committedText = ""
         ime.reset()
+        changed.send()
     }
 
     private func commitPreedit() {

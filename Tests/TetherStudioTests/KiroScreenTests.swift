@@ -7,10 +7,6 @@ import TetherCore
 
 @Suite("Tether Studio: the Kiro screen")
 struct KiroScreenTests {
-    func action(_ name: String, _ arguments: [String: StudioValue] = [:]) -> StudioAction {
-        StudioAction(device: "kiro", name: name, arguments: arguments)
-    }
-
     @MainActor
     @Test func thePanelsTheDayAndFocusFollowTheDevice() async throws {
         let world = await DeviceScreenWorld()
@@ -18,16 +14,17 @@ struct KiroScreenTests {
                                 emulator: world.emulators.kiro)
         await screen.start()
         #expect(screen.state().pages.map(\.name) == ["startOfDay", "overview", "taskIn", "settlement"])
-        try await screen.perform(action("connect"))
-        let synced = try await until(screen, 30, "connected and the day on the panel") { state in
+        try await screen.perform("connect")
+        // The panel may show the day before the app hears its write acknowledged (and logs it).
+        let synced = try await until(screen, 30, "connected, the day on the panel and its write logged") { state in
             state.dot == "green" && state.pages.first { $0.name == "overview" }?.lines.contains { $0.contains("Review PRs") } == true
+                && state.log.contains { $0.text == "→ dayPack" }
         }
         #expect(synced.shownPage == "startOfDay")
-        #expect(synced.log.contains { $0.text == "→ dayPack" })
 
-        try await screen.perform(action("simulate", ["button": .string("select"), "index": .number(1)]))
-        try await screen.perform(action("simulate", ["button": .string("enter")]))
-        try await screen.perform(action("simulate", ["button": .string("complete")]))
+        try await screen.perform("simulate", ["button": .string("select"), "index": .number(1)])
+        try await screen.perform("simulate", ["button": .string("enter")])
+        try await screen.perform("simulate", ["button": .string("complete")])
         let focused = try await until(screen, 15, "a focus session closed") { !$0.focusSessions.isEmpty }
         #expect(focused.focusSessions.first?.title == "Write release notes")
         #expect(focused.focusSessions.first?.outcome == "completed")
@@ -41,22 +38,22 @@ struct KiroScreenTests {
         var day = try JSONDecoder().decode(DayPack.self, from: Data(followed.day.utf8))
         day.topTasks[0].title = "Ship <the> studio"
         let encoder = JSONEncoder()
-        try await screen.perform(action("push", ["day": .string(String(decoding: try encoder.encode(day), as: UTF8.self))]))
+        try await screen.perform("push", ["day": .string(String(decoding: try encoder.encode(day), as: UTF8.self))])
         _ = try await until(screen, 15, "the new title on the panel") { state in
             state.pages.first { $0.name == "overview" }?.lines.contains { $0.contains("Ship <the> studio") } == true
         }
         #expect(screen.state().day.contains("Ship <the> studio"))
         #expect(try JSONDecoder().decode(DayPack.self, from: Data(screen.state().day.utf8)).topTasks[1].isCompleted)
         await #expect(throws: StudioProtocolError("not a day: \"deviceMode\" is missing")) {
-            try await screen.perform(action("push", ["day": .string(#"{"date":"2026-01-30"}"#)]))
+            try await screen.perform("push", ["day": .string(#"{"date":"2026-01-30"}"#)])
         }
         #expect(screen.state().dayError == "not a day: \"deviceMode\" is missing")
         let svg = String(decoding: try await screen.export("page-overview.svg").body, as: UTF8.self)
         #expect(svg.hasPrefix("<svg") && svg.contains("Ship &lt;the&gt; studio"))
         await #expect(throws: StudioProtocolError("Kiro exports page-<startOfDay|overview|taskIn|settlement>.svg")) { try await screen.export("x.svg") }
-        await #expect(throws: StudioProtocolError.self) { try await screen.perform(action("simulate", ["button": .string("explode")])) }
+        await #expect(throws: StudioProtocolError.self) { try await screen.perform("simulate", ["button": .string("explode")]) }
 
-        try await screen.perform(action("disconnect"))
+        try await screen.perform("disconnect")
         _ = try await until(screen, 10, "disconnected") { $0.dot == "red" }
         await screen.stop()
     }
@@ -66,12 +63,12 @@ struct KiroScreenTests {
         let world = await DeviceScreenWorld()
         let screen = KiroScreen(central: world.central, day: try KiroSampleDay.dayPack(), emulator: world.emulators.kiro)
         await screen.start()
-        try await screen.perform(action("connect"))
-        try await screen.perform(action("disconnect"))
+        try await screen.perform("connect")
+        try await screen.perform("disconnect")
         let idle = try await until(screen, 15, "no connection under way") { !$0.connecting }
         #expect(idle.dot == "red")
         // Connect works again.
-        try await screen.perform(action("connect"))
+        try await screen.perform("connect")
         _ = try await until(screen, 30, "connected") { $0.dot == "green" }
         await screen.stop()
     }
@@ -84,9 +81,9 @@ struct KiroScreenTests {
         let state = screen.state()
         #expect(!state.simulated && state.shownPage == nil)
         #expect(state.pages.first { $0.name == "overview" }?.lines.contains { $0.contains("Review PRs") } == true)
-        await #expect(throws: StudioProtocolError("connect to the Kiro first")) { try await screen.perform(action("sync")) }
+        await #expect(throws: StudioProtocolError("connect to the Kiro first")) { try await screen.perform("sync") }
         await #expect(throws: StudioProtocolError("a real Kiro is used by hand")) {
-            try await screen.perform(action("simulate", ["button": .string("wheel")]))
+            try await screen.perform("simulate", ["button": .string("wheel")])
         }
         await screen.stop()
     }

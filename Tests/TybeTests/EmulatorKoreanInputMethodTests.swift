@@ -156,6 +156,21 @@ struct EmulatorHostTests {
         #expect(host.text == "" && host.keystrokes.isEmpty)
     }
 
+    /// A screen follows the host through its signal: each change of the field is one (a missing
+    /// one would leave the iteration waiting, ended by the time limit).
+    @Test(.timeLimit(.minutes(1)))
+    func everyChangeOfTheFieldIsSignalled() async {
+        let host = TybeHost()
+        var changes = host.changes().makeAsyncIterator()
+        host.press(KeyStroke(.a))
+        #expect(await changes.next() != nil)
+        host.inputSource = .korean
+        #expect(await changes.next() != nil)
+        host.clear()
+        #expect(await changes.next() != nil)
+        #expect(host.text.isEmpty)
+    }
+
     @Test func koreanHostComposesAnnyeonghaseyo() {
         let host = TybeHost(inputSource: .korean)
         for key: HIDKey in [.d, .k, .s, .s, .u, .d, .g, .k, .t, .p, .d, .y] { host.press(KeyStroke(key)) }

@@ -40,8 +40,6 @@ public final class KiroScreen: StudioScreen {
     public static let dayLimit = 32 * 1024
     /// The panel's width in characters.
     public nonisolated static let panelWidth = 40
-    /// How often the simulator's panel is looked at (buttons change it with no event of ours).
-    public static let panelRefreshInterval: Duration = .milliseconds(200)
 
     @ObservationIgnored private let central: Central
     @ObservationIgnored private let dataSource: InMemoryKiroDataSource
@@ -51,6 +49,7 @@ public final class KiroScreen: StudioScreen {
     @ObservationIgnored private var session: KiroSession?
     @ObservationIgnored private var follower: Task<Void, Never>?
     @ObservationIgnored private var panelWatcher: Task<Void, Never>?
+    @ObservationIgnored private var minuteTicker: Task<Void, Never>?
     @ObservationIgnored private let work = ScreenWork()
 
     /// A screen on `central` pushing `day`, keeping focus sessions in `focusStore`; `emulator`
@@ -67,11 +66,18 @@ public final class KiroScreen: StudioScreen {
 
     public func start() async {
         await redraw()
-        guard emulator != nil, panelWatcher == nil else { return }
-        let clock = self.clock
+        guard let emulator, panelWatcher == nil else { return }
+        // The simulator's panel changes with no event of ours (its buttons, its mode): the
+        // emulator says when; the minute its clock shows turns by itself.
+        let changes = await { @SimulationActor in emulator.changes() }()
         panelWatcher = Task { [weak self] in
+            for await _ in changes { await self?.redraw() }
+        }
+        let clock = self.clock
+        minuteTicker = Task { [weak self] in
             while !Task.isCancelled {
-                do { try await clock.sleep(for: Self.panelRefreshInterval) } catch { return }
+                let second = await { @SimulationActor in emulator.unixTime % 60 }()
+                do { try await clock.sleep(for: .seconds(60 - Int(second))) } catch { return }
                 await self?.redraw()
             }
         }
@@ -81,6 +87,8 @@ public final class KiroScreen: StudioScreen {
     public func stop() async {
         panelWatcher?.cancel()
         panelWatcher = nil
+        minuteTicker?.cancel()
+        minuteTicker = nil
         work.cancel()
         follower?.cancel()
         model?.stop()

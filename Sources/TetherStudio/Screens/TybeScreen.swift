@@ -54,10 +54,6 @@ public final class TybeScreen: StudioScreen {
     /// Key events that may wait for the bridge; more are refused with a word.
     public static let pendingKeyLimit = 256
     @ObservationIgnored private var hostWatcher: Task<Void, Never>?
-    @ObservationIgnored private let clock: any Clock<Duration>
-
-    /// How often the emulated host is looked at (it types after the bridge acknowledged).
-    public static let hostRefreshInterval: Duration = .milliseconds(200)
 
     /// A screen on `central` with settings kept in `settings`; `emulator` (the simulator's
     /// bridge) adds the emulated host's view and controls.
@@ -67,7 +63,6 @@ public final class TybeScreen: StudioScreen {
         self.model = model
         self.client = TybeClient(central: central, bridgeName: model.settings.bridgeName, clock: clock)
         self.emulator = emulator
-        self.clock = clock
     }
 
     public func start() async {
@@ -78,20 +73,15 @@ public final class TybeScreen: StudioScreen {
                 guard let self else { return }
                 self.model.apply(event)
                 if case .progress(let sent, let acknowledged, let total) = event { self.progress = (sent, acknowledged, total) }
-                await self.refreshHost()
             }
         }
         await refreshHost()
-        if emulator != nil {
+        if let host = emulator?.dongle.host {
             // The dongle types each key a few milliseconds after the bridge acknowledged its
-            // frame, with no event of its own: the host is looked at while the screen runs
-            // (and published only when it changed).
-            let clock = self.clock
+            // frame: the host says when its text changed.
+            let changes = await { @SimulationActor in host.changes() }()
             hostWatcher = Task { [weak self] in
-                while !Task.isCancelled {
-                    do { try await clock.sleep(for: Self.hostRefreshInterval) } catch { return }
-                    await self?.refreshHost()
-                }
+                for await _ in changes { await self?.refreshHost() }
             }
         }
     }

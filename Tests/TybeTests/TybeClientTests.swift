@@ -350,6 +350,50 @@ struct TybeViewModelTests {
         #expect(second.showLog)
     }
 
+    @Test func aSettingsSaveThatFailsIsLoggedNotLost() throws {
+        let directory = NSTemporaryDirectory() + "tybe-settings-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A file where the settings' folder should be: the save cannot create it.
+        #expect(FileManager.default.createFile(atPath: directory, contents: Data("x".utf8)))
+        let model = TybeViewModel(store: FileTybeSettingsStore(path: directory + "/settings.json"))
+        model.settings.bridgeName = "Desk Bridge"
+        #expect(model.settingsSaveError != nil)
+        #expect(model.log.last?.level == .error && model.log.last?.message.hasPrefix("settings could not be saved: ") == true)
+        try FileManager.default.removeItem(atPath: directory)
+        model.settings.bridgeName = "Desk Bridge 2"
+        #expect(model.settingsSaveError == nil)
+        #expect(TybeViewModel(store: FileTybeSettingsStore(path: directory + "/settings.json")).settings.bridgeName == "Desk Bridge 2")
+    }
+
+    /// The bridge repeats its last status every 2 s: the log shows a frame's acknowledgement
+    /// once, and a repeated error counts once; the same seq on a new frame is news again.
+    @Test func theBridgesRepeatsDoNotFloodTheLog() {
+        let model = TybeViewModel(store: MemorySettings())
+        let acked = TybeStatus(bridgeReady: true, ackReceived: true, dongleLinked: true, seq: 7, errorCode: 0)
+        model.apply(.frameSent(seq: 7, keys: 1))
+        for _ in 0..<30 { model.apply(.status(acked)) }
+        #expect(model.log.map(\.message) == ["frame 7 sent (1 key)", "frame 7 acknowledged"])
+        // The dongle pulled: the heartbeat's linked flag still reaches the pill.
+        model.apply(.status(TybeStatus(bridgeReady: true, ackReceived: true, dongleLinked: false, seq: 7, errorCode: 0)))
+        #expect(model.dongle == .noAck && model.log.count == 2)
+        let busy = TybeStatus(bridgeReady: true, ackReceived: false, dongleLinked: true, seq: 8, errorCode: TybeStatusCode.busy.rawValue)
+        model.apply(.frameSent(seq: 8, keys: 1))
+        model.apply(.status(busy))
+        model.apply(.status(busy))
+        #expect(model.errorCount == 1 && model.bridge == .error("BUSY"))
+        // Sent again with the same seq: a second BUSY is a second error.
+        model.apply(.frameSent(seq: 8, keys: 1))
+        model.apply(.status(busy))
+        #expect(model.errorCount == 2)
+        model.apply(.frameSent(seq: 7, keys: 1))
+        model.apply(.status(acked))
+        #expect(model.log.last?.message == "frame 7 acknowledged" && model.bridge == .ok)
+        // The seq wrapped round to 7 again right after: its acknowledgement is logged too.
+        model.apply(.frameSent(seq: 7, keys: 1))
+        model.apply(.status(acked))
+        #expect(model.log.filter { $0.message == "frame 7 acknowledged" }.count == 3)
+    }
+
     @Test func logIsBoundedAndClearable() {
         let model = TybeViewModel(store: MemorySettings())
         for index in 0..<700 { model.apply(.problem("p\(index)")) }

@@ -114,16 +114,28 @@ public final class TybeViewModel {
     public private(set) var recentKeys: [String] = []
     /// The log pane, oldest first.
     public private(set) var log: [TybeLogEntry] = []
-    /// Settings (saved on every change).
+    /// Settings (saved on every change; a failure is logged and kept in ``settingsSaveError``).
     public var settings: TybeSettings {
-        didSet { try? store.save(settings) }
+        didSet {
+            do {
+                try store.save(settings)
+                settingsSaveError = nil
+            } catch {
+                settingsSaveError = error.localizedDescription
+                append(.error, "settings could not be saved: \(error.localizedDescription)")
+            }
+        }
     }
+    /// Why the settings could not be saved the last time (nil once they were).
+    public private(set) var settingsSaveError: String?
     /// Whether the log pane is showing.
     public var showLog: Bool
 
     private let store: any TybeSettingsStore
     private let now: @Sendable () -> Date
     private var nextLogID = 0
+    /// The last bridge status applied (to tell the bridge's repeats of it).
+    private var lastReported: TybeStatus?
 
     /// Creates the view model, loading settings from `store`.
     public init(store: any TybeSettingsStore, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -142,6 +154,12 @@ public final class TybeViewModel {
             append(state == .failed ? .error : .info, "BLE: \(state.rawValue)")
         case .status(let status):
             dongle = status.dongleLinked ? .linked : .noAck
+            // The bridge repeats its last frame's status every 2 s and when asked: a repeat
+            // (the pills are already as it says) neither floods the log (mobile spec §7, item 8)
+            // nor counts an error twice.
+            let repeated = lastReported.map { $0.seq == status.seq && $0.ackReceived == status.ackReceived && $0.errorCode == status.errorCode } ?? false
+            lastReported = status
+            guard !repeated else { return }
             if let error = status.errorDescription {
                 errorCount += 1
                 bridge = .error(status.error?.name ?? String(format: "0x%02X", status.errorCode))
@@ -151,6 +169,8 @@ public final class TybeViewModel {
                 if status.ackReceived { append(.ok, "frame \(status.seq) acknowledged") }
             }
         case .frameSent(let seq, let keys):
+            // A new frame with that seq (after the 256 before it): its status is news.
+            if lastReported?.seq == seq { lastReported = nil }
             frameCount += 1
             append(.info, "frame \(seq) sent (\(keys) key\(keys == 1 ? "" : "s"))")
         case .progress(let sent, let acknowledged, let total):

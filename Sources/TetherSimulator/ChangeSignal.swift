@@ -14,7 +14,10 @@ public final class ChangeSignal {
 
     /// The changes from now on, until the observer stops iterating.
     public func changes() -> AsyncStream<Void> {
-        observers.subscribe()
+        observers.subscribe { [weak self] token in
+            // An observer that stopped is forgotten now, not at the next change.
+            Task { @SimulationActor in self?.observers.remove(token) }
+        }
     }
 
     /// Tells every observer that the state changed.

@@ -3,6 +3,7 @@ import Foundation
 import Kiro
 import Testing
 import TetherCore
+import TetherSimulator
 @testable import TetherStudio
 
 @Suite("Tether Studio: the Kiro screen")
@@ -21,6 +22,11 @@ struct KiroScreenTests {
                 && state.log.contains { $0.text == "→ dayPack" }
         }
         #expect(synced.shownPage == "startOfDay")
+        // The device turns a page by itself, telling the app nothing (pages 1, 2 and 4 are local
+        // navigation): the panel follows.
+        let kiro = world.emulators.kiro
+        await { @SimulationActor in kiro.show(.settlement) }()
+        _ = try await until(screen, 15, "the device's own page turn shown") { $0.shownPage == "settlement" }
 
         try await screen.perform("simulate", ["button": .string("select"), "index": .number(1)])
         try await screen.perform("simulate", ["button": .string("enter")])

@@ -65,20 +65,38 @@ public final class KiroScreen: StudioScreen {
     }
 
     public func start() async {
-        await redraw()
-        guard let emulator, panelWatcher == nil else { return }
-        // The simulator's panel changes with no event of ours (its buttons, its mode): the
-        // emulator says when; the minute its clock shows turns by itself.
-        let changes = await { @SimulationActor in emulator.changes() }()
-        panelWatcher = Task { [weak self] in
-            for await _ in changes { await self?.redraw() }
+        // The watchers are in place before the first await: a stop() while this draws ends them.
+        if let emulator, panelWatcher == nil {
+            // The simulator's panel changes with no event of ours (its buttons, its mode): the
+            // emulator says when; the minute its clock shows turns by itself.
+            panelWatcher = Task { [weak self] in
+                let changes = await { @SimulationActor in emulator.changes() }()
+                // What changed before the subscription.
+                await self?.redraw()
+                for await _ in changes {
+                    guard let self else { return }
+                    await self.redraw()
+                    // The device clock may have been set: the next minute is counted from now.
+                    if self.minuteTicker != nil {
+                        self.minuteTicker?.cancel()
+                        self.minuteTicker = self.tickMinutes(of: emulator)
+                    }
+                }
+            }
+            minuteTicker = tickMinutes(of: emulator)
         }
+        await redraw()
+    }
+
+    /// Redraws the panel each time the minute of `emulator`'s clock turns.
+    private func tickMinutes(of emulator: KiroEmulator) -> Task<Void, Never> {
         let clock = self.clock
-        minuteTicker = Task { [weak self] in
+        return Task { [weak self] in
             while !Task.isCancelled {
                 let second = await { @SimulationActor in emulator.unixTime % 60 }()
                 do { try await clock.sleep(for: .seconds(60 - Int(second))) } catch { return }
-                await self?.redraw()
+                guard let self else { return }
+                await self.redraw()
             }
         }
     }

@@ -54,6 +54,9 @@ public final class TybeScreen: StudioScreen {
     /// Key events that may wait for the bridge; more are refused with a word.
     public static let pendingKeyLimit = 256
     @ObservationIgnored private var hostWatcher: Task<Void, Never>?
+    @ObservationIgnored private var isStarting = false
+    /// Counts stop()s, so a start() they overtook leaves nothing running.
+    @ObservationIgnored private var stops = 0
 
     /// A screen on `central` with settings kept in `settings`; `emulator` (the simulator's
     /// bridge) adds the emulated host's view and controls.
@@ -66,8 +69,12 @@ public final class TybeScreen: StudioScreen {
     }
 
     public func start() async {
-        guard follower == nil else { return }
+        guard follower == nil, !isStarting else { return }
+        isStarting = true
+        let generation = stops
         let events = await client.events()
+        isStarting = false
+        guard stops == generation else { return }
         follower = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
@@ -75,18 +82,25 @@ public final class TybeScreen: StudioScreen {
                 if case .progress(let sent, let acknowledged, let total) = event { self.progress = (sent, acknowledged, total) }
             }
         }
-        await refreshHost()
         if let host = emulator?.dongle.host {
             // The dongle types each key a few milliseconds after the bridge acknowledged its
-            // frame: the host says when its text changed.
-            let changes = await { @SimulationActor in host.changes() }()
+            // frame: the host says when its text changed. (In place before the first await: a
+            // stop() while this starts ends it.)
             hostWatcher = Task { [weak self] in
-                for await _ in changes { await self?.refreshHost() }
+                let changes = await { @SimulationActor in host.changes() }()
+                // What changed before the subscription.
+                await self?.refreshHost()
+                for await _ in changes {
+                    guard let self else { return }
+                    await self.refreshHost()
+                }
             }
         }
+        await refreshHost()
     }
 
     public func stop() async {
+        stops += 1
         follower?.cancel()
         follower = nil
         hostWatcher?.cancel()

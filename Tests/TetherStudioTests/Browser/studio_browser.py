@@ -134,7 +134,8 @@ class Run:
             self.browser.save_screenshot(os.path.join(self.screenshots, name + ".png"))
 
     def check(self, name, body):
-        """Runs one check: it fails on an exception, or on an error in the page's console."""
+        """Runs one check: it fails on an exception, or on an error in the page's console (its
+        own: the console is emptied after each check, failed or not)."""
         try:
             detail = body()
             errors = self.console_errors()
@@ -143,6 +144,10 @@ class Run:
         except Exception as error:
             result = {"check": name, "ok": False, "detail": "%s: %s" % (type(error).__name__, error),
                       "trace": traceback.format_exc()[-1500:]}
+            try:
+                result["console"] = self.console_errors()
+            except Exception as console_error:
+                result["console"] = "unreadable: %s" % console_error
         self.results.append(result)
         print(json.dumps(result), flush=True)
 

@@ -131,6 +131,9 @@ public actor StudioHub {
     /// Whether a page was dropped for reading too slowly.
     func wasTooSlow(_ id: Int) -> Bool { tooSlow.contains(id) }
 
+    /// How many peripherals the studio remembers (at most ``maximumPeripherals``).
+    var peripheralCount: Int { peripherals.count }
+
     /// How many pages are served.
     public var clientCount: Int { clients.count }
 
@@ -407,7 +410,5 @@ public actor StudioHub {
         phases[id] = phase
         broadcast(.phase(id, phase))
     }
-
-    /// The user-facing text of an error.
 }
 #endif

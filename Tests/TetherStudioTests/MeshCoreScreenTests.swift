@@ -24,6 +24,8 @@ struct MeshCoreScreenTests {
         let screen = try await connectedToTheBase(DeviceScreenWorld())
         let ready = try await until(screen, 30, "the radio ready") { $0.connection == "ready" && !$0.contacts.isEmpty && !$0.channels.isEmpty }
         #expect(ready.dot == "green")
+        // The battery is read once the radio is ready, unasked.
+        _ = try await until(screen, 15, "the battery read on connect") { $0.battery?["millivolts"] != nil }
         #expect(ready.selfInfo?.first == ["Name", "Tether Base"])
         #expect(!ready.channels.isEmpty)
         let echo = try #require(ready.contacts.first { $0.name == "Echo" })

@@ -1,5 +1,6 @@
 #if os(macOS) || os(Linux)
 import Foundation
+import GripFit
 import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSClient
@@ -261,6 +262,83 @@ struct StudioServerTests {
                 try await client.ws("/ws", configuration: .init(additionalHeaders: [.origin: "http://evil.example"])) { _, _, _ in }
             }
         }
+        await world.hub.stop()
+    }
+
+    @Test func theRadiosStateAndAFailedScanReachThePage() async throws {
+        let world = await StudioWorld()
+        try await world.app.test(.live) { client in
+            _ = try await client.ws("/ws", configuration: .init(maxFrameSize: 1 << 20)) { inbound, outbound, _ in
+                try await within(20, "bluetooth and error messages") {
+                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    _ = try await message(from: &messages) { $0["type"] as? String == "hello" }
+                    await world.radio.setCentralState(.poweredOff)
+                    _ = try await message(from: &messages) { $0["type"] as? String == "bluetooth" && $0["state"] as? String == "poweredOff" }
+                    // A scan with the radio off fails: the page is told why, for no peripheral.
+                    try await outbound.write(.text(#"{"type":"scan","on":true}"#))
+                    let error = try await message(from: &messages) { $0["type"] as? String == "error" }
+                    #expect(error["id"] is NSNull)
+                    #expect((error["message"] as? String)?.isEmpty == false)
+                    _ = try await message(from: &messages) { $0["type"] as? String == "scanning" && $0["on"] as? Bool == false }
+                    await world.radio.setCentralState(.poweredOn)
+                    _ = try await message(from: &messages) { $0["type"] as? String == "bluetooth" && $0["state"] as? String == "poweredOn" }
+                }
+            }
+        }
+        await world.hub.stop()
+    }
+
+    @Test func thePageIsToldWhatTheStudioForgets() async throws {
+        let world = await StudioWorld()
+        // More peripherals than the studio remembers.
+        for index in 0..<(StudioHub.maximumPeripherals + 4) {
+            let id = PeripheralID(UUID(uuidString: String(format: "00000000-0000-4000-8000-%012X", index))!)
+            await world.radio.add(EchoPeripheral.makePeripheral(id: id, distance: 2))
+        }
+        try await world.app.test(.live) { client in
+            _ = try await client.ws("/ws", configuration: .init(maxFrameSize: 1 << 20)) { inbound, outbound, _ in
+                try await within(30, "a forgotten peripheral") {
+                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    try await outbound.write(.text(#"{"type":"scan","on":true}"#))
+                    let forgotten = try await message(from: &messages) { $0["type"] as? String == "forgotten" }
+                    #expect((forgotten["id"] as? String).flatMap(UUID.init(uuidString:)) != nil)
+                    try await outbound.write(.text(#"{"type":"scan","on":false}"#))
+                }
+            }
+        }
+        #expect(await world.hub.peripheralCount <= StudioHub.maximumPeripherals)
+        await world.hub.stop()
+    }
+
+    @MainActor
+    @Test func exportsAreServedWithTheirNamesAndBadOnesRefused() async throws {
+        let world = await StudioWorld()
+        let screen = GripFitScreen(central: world.central, store: InMemoryGripSessionStore())
+        let screens = StudioScreens([screen], hub: world.hub)
+        await screens.start()
+        try await world.app.test(.live) { client in
+            try await client.execute(uri: "/export/gripfit/sessions.csv", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/csv; charset=utf-8")
+                #expect(response.headers[.contentDisposition] == #"attachment; filename="gripfit-sessions.csv""#)
+                #expect(response.headers[.cacheControl] == "no-store")
+                #expect(String(buffer: response.body) == "id,started_at,duration_s,max_force,average_force,samples\n")
+            }
+            let stranger = UUID()
+            try await client.execute(uri: "/export/gripfit/\(stranger.uuidString).csv", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(String(buffer: response.body) == "no saved session \(stranger)\n")
+            }
+            try await client.execute(uri: "/export/toaster/x.csv", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/export/gripfit/a%20b.csv", method: .get) { #expect($0.status == .badRequest) }
+            // Another name for this machine's address (DNS rebinding): not answered.
+            let foreign = TestClient(host: "127.0.0.1", port: try #require(client.port))
+            foreign.connect()
+            let response = try await foreign.execute(TestClient.Request("/export/gripfit/sessions.csv", method: .get, authority: "evil.example"))
+            #expect(response.status == .forbidden)
+            try await foreign.shutdown()
+        }
+        await screens.stop()
         await world.hub.stop()
     }
 

@@ -156,10 +156,10 @@ public final class MeshCoreScreen: StudioScreen {
         var title: String?
         switch chat {
         case .contact(let key)?:
-            shown = messages.filter { $0.kind == .direct && $0.peer == key }
+            shown = contacts.first { $0.publicKeyPrefix.hexString == key }.map { model?.conversation(with: $0) ?? [] } ?? []
             title = names[key].map { "Chat with \($0)" } ?? "Chat with \(key)"
         case .channel(let index)?:
-            shown = messages.filter { $0.kind == .channel && $0.channelIndex == index }
+            shown = model?.conversation(channel: index) ?? []
             title = (model?.channels.first { Int($0.index) == index }?.name).map { "Channel \($0)" } ?? "Channel \(index)"
         case nil:
             break
@@ -282,7 +282,7 @@ public final class MeshCoreScreen: StudioScreen {
         let serial = scanSerial
         scanTask = Task { [weak self] in
             do {
-                let found = try await central.scan(filter: ScanFilter(name: .prefix(MeshCoreBLE.namePrefix)), timeout: .seconds(15))
+                let found = try await central.scan(filter: MeshCoreBLE.scanFilter, timeout: .seconds(15))
                 for await peripheral in found {
                     guard let self else { return }
                     self.found(peripheral)
@@ -349,7 +349,8 @@ public final class MeshCoreScreen: StudioScreen {
             await manager.disconnect()
             return
         }
-        if model.state == .ready { await model.refreshBattery() }
+        // The manager's own state: the view model hears "ready" a moment later.
+        if await manager.state == .ready { await model.refreshBattery() }
     }
 
     // MARK: Helpers

@@ -64,7 +64,6 @@ studio.screens.gripfit = (() => {
       legend([["series-peak", "peak per session"], ["series-avg", "average per session"]]));
     section.append(el("div", { className: "grid" }, live, history, curve, trend));
     ui.chart = makeChart($("gripfit-chart"), "live force over the last 30 s", 900, 240);
-    ui.rawChart = ui.chart; // one chart: raw is drawn scaled onto force's axis
     ui.curve = makeChart($("gripfit-curve"), "the selected session's force over time", 440, 200);
     ui.trend = makeChart($("gripfit-trend"), "peak and average force per session", 440, 200);
   }

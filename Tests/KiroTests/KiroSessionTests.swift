@@ -89,6 +89,31 @@ struct KiroSessionTests {
         #expect(page.contains("Review PRs") && page.contains("[x] Plan sprint"))
     }
 
+    /// §8.3's retries are for writes that failed, not for one the app's own disconnect ended.
+    @Test func aWriteEndedByTheAppsDisconnectIsNotRetried() async throws {
+        let world = try await KiroWorld()
+        try await world.start()
+        try await world.advance(.milliseconds(200))
+        // The device never answers the next write: it is still waiting when the app disconnects.
+        await world.radio.inject(FaultRule(.write, action: .noResponse, count: 1))
+        let session = world.session, connection = world.connection, clock = world.clock
+        let (failure, elapsed) = try await world.run { () -> (String, Duration) in
+            let started = clock.now
+            let sending = Task { try await session.send(.dayPack(try KiroSampleDay.dayPack())) }
+            try await clock.sleep(for: .milliseconds(100))
+            await connection.disconnect()
+            do {
+                try await sending.value
+                return ("sent", started.duration(to: clock.now))
+            } catch {
+                return ("\(error)", started.duration(to: clock.now))
+            }
+        }
+        #expect(failure != "sent")
+        // Without the rule it would have tried twice more, 500 ms and 1 s later.
+        #expect(elapsed < .milliseconds(500), "\(failure)")
+    }
+
     @Test(arguments: [KiroEventForm.innerLength, .legacy])
     func enteringAndCompletingATaskIsAnsweredAndTimed(form: KiroEventForm) async throws {
         let world = try await KiroWorld(form: form)

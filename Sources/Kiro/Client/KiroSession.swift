@@ -104,7 +104,8 @@ public actor KiroSession {
         broadcaster.finish()
     }
 
-    /// Sends one command, retrying writes per §8.3 (500 ms, then 1 s).
+    /// Sends one command, retrying failed writes per §8.3 (500 ms, then 1 s); a write that the
+    /// app's own disconnect cancelled (``BLEError/cancelled``) is not retried.
     public func send(_ command: KiroCommand) async throws {
         let packet = try command.packet(checksum: checksum)
         var delays = KiroBLEConstants.writeRetryDelays[...]
@@ -116,6 +117,8 @@ public actor KiroSession {
                 broadcaster.yield(.sent(command.type), logger: logger)
                 return
             } catch {
+                // The app's own disconnect (or the caller giving up) is not a failed write.
+                if Task.isCancelled || error is CancellationError || error as? BLEError == .cancelled { throw error }
                 guard let delay = delays.popFirst() else {
                     broadcaster.yield(.sendFailed(command.type, "\(error)"), logger: logger)
                     throw error

@@ -80,6 +80,36 @@ struct KiroScreenTests {
     }
 
     @MainActor
+    @Test func syncClearLogAndShowPage() async throws {
+        let world = await DeviceScreenWorld()
+        let kiro = world.emulators.kiro
+        let screen = KiroScreen(central: world.central, day: try KiroSampleDay.dayPack(), emulator: kiro)
+        await screen.start()
+        try await screen.perform("connect")
+        _ = try await until(screen, 30, "connected and the day's write logged") { state in
+            state.dot == "green" && state.log.contains { $0.text == "→ dayPack" }
+        }
+        try await screen.perform("clearLog")
+        #expect(screen.state().log.isEmpty)
+
+        // Sync writes the time and the day again (with response: the device has them on return).
+        func dayPacks() async -> Int { await { @SimulationActor in kiro.commandsReceived.filter { $0 == .dayPack }.count }() }
+        let before = await dayPacks()
+        try await screen.perform("sync")
+        #expect(await dayPacks() == before + 1)
+        let synced = try await until(screen, 15, "the writes logged") { state in
+            state.log.contains { $0.text == "→ time" } && state.log.contains { $0.text == "→ dayPack" }
+        }
+        #expect(synced.syncError == nil)
+
+        // The simulator's page is turned from the studio; the panel shows it at once.
+        try await screen.perform("showPage", ["page": .string("taskIn")])
+        #expect(screen.state().shownPage == "taskIn")
+        #expect(await { @SimulationActor in kiro.page }() == .taskIn)
+        await screen.stop()
+    }
+
+    @MainActor
     @Test func aRealDevicesPagesAreDrawnFromTheDayPushed() async throws {
         let world = await DeviceScreenWorld()
         let screen = KiroScreen(central: world.central, day: try KiroSampleDay.dayPack())

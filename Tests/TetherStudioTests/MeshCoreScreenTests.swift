@@ -51,6 +51,24 @@ struct MeshCoreScreenTests {
     }
 
     @MainActor
+    @Test func aChannelIsPickedAndAMessageSentOnIt() async throws {
+        let screen = try await connectedToTheBase(DeviceScreenWorld())
+        let ready = try await until(screen, 30, "the radio ready") { $0.connection == "ready" && !$0.channels.isEmpty }
+        let channel = try #require(ready.channels.first)
+        try await screen.perform("select", ["channel": .number(Double(channel.index))])
+        #expect(screen.state().chatTitle == "Channel \(channel.name)")
+        #expect(screen.state().chat == ["channel": String(channel.index)])
+
+        try await screen.perform("send", ["text": .string("hello, channel")])
+        let sent = try await until(screen, 30, "the message in the channel's chat") { state in
+            state.messages.contains { $0.direction == "outgoing" && $0.text == "hello, channel" }
+        }
+        #expect(sent.actionError == nil)
+        #expect(sent.channels.first { $0.index == channel.index }?.messages == sent.messages.count)
+        await screen.stop()
+    }
+
+    @MainActor
     @Test func aDisconnectDuringTheStartupLeavesTheRadioDisconnected() async throws {
         let screen = try await connectedToTheBase(DeviceScreenWorld())
         _ = try await until(screen, 15, "the startup under way") { $0.connection != "disconnected" }

@@ -120,6 +120,35 @@ struct TybeScreenTests {
     }
 
     @MainActor
+    @Test func foregroundResetsTheLinkOnlyWhenSetAndHostClearEmptiesTheHost() async throws {
+        let world = await DeviceScreenWorld()
+        let screen = TybeScreen(central: world.central, settings: MemorySettings(), emulator: world.emulators.tybe)
+        await screen.start()
+        try await screen.perform("key", ["key": .string("a")])
+        _ = try await until(screen, 15, "the key typed") { $0.host?.text == "a" && $0.link.colour == "green" }
+        func connections(_ state: TybeScreen.State) -> Int { state.log.filter { $0.message == "BLE: connected" }.count }
+
+        // Off (the default): the link stays, so the next key needs no second connection.
+        #expect(!screen.state().resetBLEOnForeground)
+        try await screen.perform("foreground")
+        try await screen.perform("key", ["key": .string("b")])
+        let kept = try await until(screen, 15, "the next key typed") { $0.host?.text == "ab" }
+        #expect(connections(kept) == 1)
+        #expect(kept.link.colour == "green")
+
+        // On: coming back into view drops the link.
+        try await screen.perform("settings", ["resetBLEOnForeground": .bool(true)])
+        try await screen.perform("foreground")
+        let reset = try await until(screen, 15, "the link dropped") { $0.link.colour == "grey" }
+        #expect(reset.link.text == "BLE: idle")
+
+        try await screen.perform("hostClear")
+        #expect(screen.state().host?.text == "")
+        #expect(screen.state().host?.keystrokes == 0)
+        await screen.stop()
+    }
+
+    @MainActor
     @Test func browserKeysMapToHIDKeys() throws {
         func keys(_ key: String, _ extra: [String: StudioValue] = [:]) throws -> [KeyStroke]? {
             var arguments = extra

@@ -9,19 +9,27 @@ import TetherTesting
 /// The problems a client reported, collected as they come.
 actor ProblemLog {
     private(set) var texts: [String] = []
+    /// The statuses the client reported: news, or a repeat.
+    private(set) var statuses: [(news: Bool, status: TybeStatus)] = []
 
     static func collecting(from client: TybeClient) async -> ProblemLog {
         let log = ProblemLog()
         let events = await client.events()
         Task {
             for await event in events {
-                if case .problem(let text) = event { await log.append(text) }
+                switch event {
+                case .problem(let text): await log.append(text)
+                case .status(let status): await log.append(news: true, status)
+                case .statusRepeated(let status): await log.append(news: false, status)
+                default: break
+                }
             }
         }
         return log
     }
 
     private func append(_ text: String) { texts.append(text) }
+    private func append(news: Bool, _ status: TybeStatus) { statuses.append((news, status)) }
 }
 
 /// A bridge, dongle and host on a virtual radio, and a client, on a test clock.
@@ -148,6 +156,21 @@ struct TybeClientTests {
         #expect(await world.bridge.statusesSent.allSatisfy { $0.errorCode != TybeStatusCode.busy.rawValue })
     }
 
+    /// The bridge says a frame's status again every 2 s: once as news, then as repeats.
+    @Test func theBridgesRepeatsAreToldApartFromNews() async throws {
+        let world = await TybeWorld()
+        let client = world.client
+        let log = await ProblemLog.collecting(from: client)
+        let statuses = try await world.run { try await client.compose("ok") }.statuses
+        #expect(statuses.count == 1)
+        let seq = try #require(statuses.first?.seq)
+        try await world.advance(.milliseconds(6_500))
+        let ofFrame = await log.statuses.filter { $0.status.seq == seq && $0.status.ackReceived }
+        #expect(ofFrame.filter(\.news).count == 1)
+        #expect(ofFrame.filter { !$0.news }.count >= 3)
+        #expect(ofFrame.first?.news == true)
+    }
+
     @Test func keysRefusedAsBusyAreSentAgainInOrder() async throws {
         // A bridge with a queue shorter than the client's window: BUSY happens.
         let world = await TybeWorld(queueCapacity: 2)
@@ -159,7 +182,11 @@ struct TybeClientTests {
         try await world.waitForHost(Self.paste)
         try await world.advance(.milliseconds(500))
         #expect(await client.busyResends > 0)
-        #expect(await world.bridge.statusesSent.contains { $0.errorCode == TybeStatusCode.busy.rawValue })
+        let busySent = await world.bridge.statusesSent.filter { $0.errorCode == TybeStatusCode.busy.rawValue }
+        #expect(!busySent.isEmpty)
+        // Each BUSY answers a frame: news, even for a frame refused twice under the same seq.
+        let busySeen = await problems.statuses.filter { $0.status.errorCode == TybeStatusCode.busy.rawValue }
+        #expect(busySeen.count == busySent.count && busySeen.allSatisfy(\.news))
         #expect(await client.unansweredKeyCount == 0)
         let reported = await problems.texts
         #expect(reported.isEmpty, "\(reported)")
@@ -365,33 +392,24 @@ struct TybeViewModelTests {
         #expect(TybeViewModel(store: FileTybeSettingsStore(path: directory + "/settings.json")).settings.bridgeName == "Desk Bridge 2")
     }
 
-    /// The bridge repeats its last status every 2 s: the log shows a frame's acknowledgement
-    /// once, and a repeated error counts once; the same seq on a new frame is news again.
-    @Test func theBridgesRepeatsDoNotFloodTheLog() {
+    /// The bridge's repeats (told apart by the client) move the pills and nothing else.
+    @Test func theBridgesRepeatsMoveThePillsOnly() {
         let model = TybeViewModel(store: MemorySettings())
         let acked = TybeStatus(bridgeReady: true, ackReceived: true, dongleLinked: true, seq: 7, errorCode: 0)
         model.apply(.frameSent(seq: 7, keys: 1))
-        for _ in 0..<30 { model.apply(.status(acked)) }
+        model.apply(.status(acked))
+        for _ in 0..<30 { model.apply(.statusRepeated(acked)) }
         #expect(model.log.map(\.message) == ["frame 7 sent (1 key)", "frame 7 acknowledged"])
         // The dongle pulled: the heartbeat's linked flag still reaches the pill.
-        model.apply(.status(TybeStatus(bridgeReady: true, ackReceived: true, dongleLinked: false, seq: 7, errorCode: 0)))
+        model.apply(.statusRepeated(TybeStatus(bridgeReady: true, ackReceived: true, dongleLinked: false, seq: 7, errorCode: 0)))
         #expect(model.dongle == .noAck && model.log.count == 2)
         let busy = TybeStatus(bridgeReady: true, ackReceived: false, dongleLinked: true, seq: 8, errorCode: TybeStatusCode.busy.rawValue)
-        model.apply(.frameSent(seq: 8, keys: 1))
         model.apply(.status(busy))
-        model.apply(.status(busy))
+        model.apply(.statusRepeated(busy))
         #expect(model.errorCount == 1 && model.bridge == .error("BUSY"))
-        // Sent again with the same seq: a second BUSY is a second error.
-        model.apply(.frameSent(seq: 8, keys: 1))
-        model.apply(.status(busy))
-        #expect(model.errorCount == 2)
-        model.apply(.frameSent(seq: 7, keys: 1))
-        model.apply(.status(acked))
-        #expect(model.log.last?.message == "frame 7 acknowledged" && model.bridge == .ok)
-        // The seq wrapped round to 7 again right after: its acknowledgement is logged too.
-        model.apply(.frameSent(seq: 7, keys: 1))
-        model.apply(.status(acked))
-        #expect(model.log.filter { $0.message == "frame 7 acknowledged" }.count == 3)
+        // A heartbeat of a frame the bridge took: the bridge pill is OK again.
+        model.apply(.statusRepeated(acked))
+        #expect(model.bridge == .ok && model.errorCount == 1)
     }
 
     @Test func logIsBoundedAndClearable() {

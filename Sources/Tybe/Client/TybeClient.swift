@@ -6,8 +6,12 @@ import TetherCore
 public enum TybeClientEvent: Sendable, Hashable {
     /// The link state changed.
     case link(TybeLinkState)
-    /// A status notification arrived from the bridge.
+    /// A status notification arrived from the bridge with news: it answers a frame, or says
+    /// something new of a frame.
     case status(TybeStatus)
+    /// The bridge said again what it last said of a frame (its 2 s heartbeat, an answer to a
+    /// status request): only the dongle flag may be new. Nothing to log or count.
+    case statusRepeated(TybeStatus)
     /// A frame went out.
     case frameSent(seq: UInt8, keys: Int)
     /// Compose progress: `sent` of `total` frames written, `acknowledged` confirmed by status.
@@ -123,6 +127,8 @@ public actor TybeClient {
     public private(set) var busyResends = 0
     /// The last status the bridge sent.
     public private(set) var lastStatus: TybeStatus?
+    /// What the bridge last said of each seq (acknowledged, error), to tell its repeats.
+    private var saidOfSeq = [(ack: Bool, error: UInt8)?](repeating: nil, count: 256)
     /// The link state.
     public private(set) var linkState: TybeLinkState = .idle
 
@@ -533,15 +539,24 @@ public actor TybeClient {
             return
         }
         lastStatus = status
+        // A frame waiting for this status makes it news even if the bridge said the same of
+        // the seq before (a frame sent again after BUSY, a seq reused after 256 frames).
+        var answersFrame = false
+        if status.ackReceived || status.errorCode != 0 {
+            answersFrame = keyStatus(status) || frameStatuses.deliver(status)
+        }
+        let said = saidOfSeq[Int(status.seq)]
+        saidOfSeq[Int(status.seq)] = (status.ackReceived, status.errorCode)
+        guard answersFrame || said.map({ $0.ack != status.ackReceived || $0.error != status.errorCode }) ?? true else {
+            emit(.statusRepeated(status))
+            return
+        }
         emit(.status(status))
         if let error = status.errorDescription {
             logger.warning("Bridge reports \(error) for frame \(status.seq)")
         }
-        if status.ackReceived || status.errorCode != 0 {
-            if keyStatus(status) { return }
-            if !frameStatuses.deliver(status) {
-                logger.debug("A status no frame was waiting for", metadata: ["seq": "\(status.seq)"])
-            }
+        if !answersFrame, status.ackReceived || status.errorCode != 0 {
+            logger.debug("A status no frame was waiting for", metadata: ["seq": "\(status.seq)"])
         }
     }
 

@@ -134,8 +134,6 @@ public final class TybeViewModel {
     private let store: any TybeSettingsStore
     private let now: @Sendable () -> Date
     private var nextLogID = 0
-    /// The last bridge status applied (to tell the bridge's repeats of it).
-    private var lastReported: TybeStatus?
 
     /// Creates the view model, loading settings from `store`.
     public init(store: any TybeSettingsStore, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -154,12 +152,6 @@ public final class TybeViewModel {
             append(state == .failed ? .error : .info, "BLE: \(state.rawValue)")
         case .status(let status):
             dongle = status.dongleLinked ? .linked : .noAck
-            // The bridge repeats its last frame's status every 2 s and when asked: a repeat
-            // (the pills are already as it says) neither floods the log (mobile spec §7, item 8)
-            // nor counts an error twice.
-            let repeated = lastReported.map { $0.seq == status.seq && $0.ackReceived == status.ackReceived && $0.errorCode == status.errorCode } ?? false
-            lastReported = status
-            guard !repeated else { return }
             if let error = status.errorDescription {
                 errorCount += 1
                 bridge = .error(status.error?.name ?? String(format: "0x%02X", status.errorCode))
@@ -168,9 +160,12 @@ public final class TybeViewModel {
                 bridge = .ok
                 if status.ackReceived { append(.ok, "frame \(status.seq) acknowledged") }
             }
+        case .statusRepeated(let status):
+            // A heartbeat: the pills follow it (spec §7, item 7), the log is not flooded with
+            // what it already says (item 8), and an error already counted is not counted again.
+            dongle = status.dongleLinked ? .linked : .noAck
+            if status.errorCode == 0 { bridge = .ok }
         case .frameSent(let seq, let keys):
-            // A new frame with that seq (after the 256 before it): its status is news.
-            if lastReported?.seq == seq { lastReported = nil }
             frameCount += 1
             append(.info, "frame \(seq) sent (\(keys) key\(keys == 1 ? "" : "s"))")
         case .progress(let sent, let acknowledged, let total):

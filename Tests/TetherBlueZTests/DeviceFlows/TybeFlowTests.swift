@@ -230,19 +230,22 @@ private struct TybeFlow: Sendable {
         return try await within(30, "composing \(text.debugDescription)") { try await client.compose(text) }
     }
 
-    /// The first status event at `from` or later that matches `predicate`.
+    /// The first status event (news or a repeat) at `from` or later that matches `predicate`.
     func status(_ what: String, from: Int = 0, within seconds: Double = 10,
                 where predicate: @escaping @Sendable (TybeStatus) -> Bool) async throws -> TybeStatus {
-        let event = try await events.next(what, from: from, within: seconds) {
-            if case .status(let status) = $0 { predicate(status) } else { false }
-        }
-        guard case .status(let status) = event else { throw BlueZTestError("unreachable") }
+        let event = try await events.next(what, from: from, within: seconds) { Self.status(of: $0).map(predicate) ?? false }
+        guard let status = Self.status(of: event) else { throw BlueZTestError("unreachable") }
         return status
     }
 
-    /// Every status the client received, in order.
-    var statuses: [TybeStatus] {
-        events.all.compactMap { if case .status(let status) = $0 { status } else { nil } }
+    /// Every status the client received (news and repeats), in order.
+    var statuses: [TybeStatus] { events.all.compactMap(Self.status(of:)) }
+
+    @Sendable static func status(of event: TybeClientEvent) -> TybeStatus? {
+        switch event {
+        case .status(let status), .statusRepeated(let status): status
+        default: nil
+        }
     }
 
     @Sendable static func isTextInputWrite(_ activity: BlueZPeripheralActivity) -> Bool {

@@ -156,7 +156,12 @@ public final class MeshCoreScreen: StudioScreen {
         var title: String?
         switch chat {
         case .contact(let key)?:
-            shown = contacts.first { $0.publicKeyPrefix.hexString == key }.map { model?.conversation(with: $0) ?? [] } ?? []
+            if let contact = contacts.first(where: { $0.publicKeyPrefix.hexString == key }) {
+                shown = model?.conversation(with: contact) ?? []
+            } else {
+                // A contact the radio no longer lists (or not yet): its messages are still kept.
+                shown = messages.filter { $0.kind == .direct && $0.peer == key }
+            }
             title = names[key].map { "Chat with \($0)" } ?? "Chat with \(key)"
         case .channel(let index)?:
             shown = model?.conversation(channel: index) ?? []
@@ -282,7 +287,8 @@ public final class MeshCoreScreen: StudioScreen {
         let serial = scanSerial
         scanTask = Task { [weak self] in
             do {
-                let found = try await central.scan(filter: MeshCoreBLE.scanFilter, timeout: .seconds(15))
+                // By name: the Nordic UART service alone is also a GripFit's (and many more).
+                let found = try await central.scan(filter: ScanFilter(name: .prefix(MeshCoreBLE.namePrefix)), timeout: .seconds(15))
                 for await peripheral in found {
                     guard let self else { return }
                     self.found(peripheral)

@@ -105,7 +105,7 @@ public actor KiroSession {
     }
 
     /// Sends one command, retrying failed writes per §8.3 (500 ms, then 1 s); a write that the
-    /// app's own disconnect cancelled (``BLEError/cancelled``) is not retried.
+    /// app's own disconnect cancelled (`BLEError.cancelled`) is not retried.
     public func send(_ command: KiroCommand) async throws {
         let packet = try command.packet(checksum: checksum)
         var delays = KiroBLEConstants.writeRetryDelays[...]

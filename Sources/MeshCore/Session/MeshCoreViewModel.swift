@@ -130,8 +130,13 @@ public final class MeshCoreViewModel {
 
     /// The messages with one contact (by key prefix) or on one channel, oldest first.
     public func conversation(with contact: MeshContact) -> [MeshMessage] {
-        let prefix = contact.publicKeyPrefix.hexString
-        return messages.filter { $0.kind == .direct && $0.peer == prefix }
+        conversation(withPeer: contact.publicKeyPrefix.hexString)
+    }
+
+    /// The messages with the contact whose key prefix is `prefix` (hex, as ``MeshMessage/peer``),
+    /// oldest first; also for a contact the radio no longer lists.
+    public func conversation(withPeer prefix: String) -> [MeshMessage] {
+        messages.filter { $0.kind == .direct && $0.peer == prefix }
     }
 
     /// The messages on channel `index`, oldest first.

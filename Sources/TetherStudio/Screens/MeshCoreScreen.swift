@@ -156,12 +156,8 @@ public final class MeshCoreScreen: StudioScreen {
         var title: String?
         switch chat {
         case .contact(let key)?:
-            if let contact = contacts.first(where: { $0.publicKeyPrefix.hexString == key }) {
-                shown = model?.conversation(with: contact) ?? []
-            } else {
-                // A contact the radio no longer lists (or not yet): its messages are still kept.
-                shown = messages.filter { $0.kind == .direct && $0.peer == key }
-            }
+            // Also a contact the radio no longer lists (or not yet): its messages are kept.
+            shown = model?.conversation(withPeer: key) ?? []
             title = names[key].map { "Chat with \($0)" } ?? "Chat with \(key)"
         case .channel(let index)?:
             shown = model?.conversation(channel: index) ?? []
